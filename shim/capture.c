@@ -1,0 +1,361 @@
+/*
+ * What an NVIDIA ioctl record holds, and reading program memory safely.
+ *
+ * The driver reports most failures inside the parameter block (fact sheet
+ * §1: ioctl() == 0 with status != 0 is the normal failure), so the record
+ * keeps the block before and after the call, the RM_CONTROL/RM_ALLOC
+ * parameters behind its pointer, and the version strings that
+ * NV0000_CTRL_CMD_SYSTEM_GET_BUILD_VERSION returns behind user pointers.
+ * Decoding is the tracer's job; the shim only copies bytes, bounded per kind:
+ *
+ *   frontend/RM block   size from _IOC_SIZE(request); first 1024 bytes, plus
+ *                       the last 64 when it is bigger (UVM keeps rmStatus at
+ *                       the end of its large blocks)
+ *   nvidia-uvm          plain command numbers: size from the generated per-
+ *                       version table (never from _IOC_SIZE: §6, §11.2)
+ *   CARD_INFO           after the call only (the kernel zeroes it first), up
+ *                       to 4096 bytes = 56 entries
+ *   RM_CONTROL payload  after the call, up to 2048 bytes of paramsSize
+ *   RM_ALLOC params     after the call, up to 256 bytes
+ *   XFER inner block    before and after, up to 1024 bytes
+ *
+ * Program pointers are never trusted: ct_safe_copy reads through
+ * process_vm_readv the first time it meets a page and remembers the pages it
+ * could read, so the common case (libcuda's blocks live on its stack and in a
+ * few heap pages) is a plain memcpy.
+ */
+#include "shim.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "cutrace_gen/shim_tables.h"
+
+#define CAP_BLOCK    1024u
+#define CAP_TAIL     64u
+#define CAP_CARDINFO 4096u
+#define CAP_CONTROL  2048u
+#define CAP_ALLOC    256u
+#define CAP_XFER     1024u
+#define CAP_STRING   256u
+
+/* frontend / RM escape numbers (fact sheet §2a, §2b) */
+#define NR_CARD_INFO   200
+#define NR_XFER        211
+#define NR_RM_CONTROL  0x2a
+#define NR_RM_ALLOC    0x2b
+/* RM control with string pointers in its payload (§4) */
+#define CMD_GET_BUILD_VERSION 0x101u
+
+/* ---- safe reads of program memory ------------------------------------------- */
+#define PAGE_SHIFT_ 12
+#define PC_SLOTS 256
+static uintptr_t page_ok[PC_SLOTS]; /* page number + 1 of a page known readable */
+
+static inline unsigned pc_slot(uintptr_t pg)
+{
+	return (unsigned)((pg ^ (pg >> 8) ^ (pg >> 16)) & (PC_SLOTS - 1));
+}
+
+ssize_t ct_safe_copy(void *dst, const void *src, size_t n)
+{
+	uintptr_t a = (uintptr_t)src, first, last, pg;
+	struct iovec l, r;
+	ssize_t got;
+
+	if (n == 0)
+		return 0;
+	if (!src || a + n < a)
+		return -1;
+	first = a >> PAGE_SHIFT_;
+	last = (a + n - 1) >> PAGE_SHIFT_;
+	if (last - first < 4) {
+		for (pg = first; pg <= last; pg++)
+			if (__atomic_load_n(&page_ok[pc_slot(pg)], __ATOMIC_RELAXED) != pg + 1)
+				break;
+		if (pg > last) {
+			memcpy(dst, src, n);
+			return (ssize_t)n;
+		}
+	}
+	/* the kernel checks the mapping for us: EFAULT instead of SIGSEGV */
+	l.iov_base = dst;
+	l.iov_len = n;
+	r.iov_base = (void *)src;
+	r.iov_len = n;
+	got = syscall(SYS_process_vm_readv, getpid(), &l, 1UL, &r, 1UL, 0UL);
+	if (got <= 0)
+		return -1;
+	for (pg = first; pg <= ((a + (size_t)got - 1) >> PAGE_SHIFT_); pg++)
+		__atomic_store_n(&page_ok[pc_slot(pg)], pg + 1, __ATOMIC_RELAXED);
+	return got;
+}
+
+/*
+ * Copy program memory into a field reserved for len bytes.  A short copy
+ * shrinks the field and turns the rest of its room into a filler field, so
+ * the record stays well formed; nothing readable sets CT_RF_UNREADABLE.
+ */
+static void copy_field(struct ct_w *w, uint16_t tag, const void *src, uint32_t len,
+		       uint32_t prefix_len, const void *prefix)
+{
+	unsigned char *d = ct_w_field_space(w, tag, prefix_len + len);
+	ssize_t got;
+	uint32_t have, room, used;
+
+	if (!d)
+		return;
+	if (prefix_len)
+		memcpy(d, prefix, prefix_len);
+	got = ct_safe_copy(d + prefix_len, src, len);
+	if (got == (ssize_t)len)
+		return;
+	have = prefix_len + (got > 0 ? (uint32_t)got : 0);
+	if (got < 0)
+		ct_w_flags(w, CT_RF_UNREADABLE);
+	room = CT_FIELD_PAD(prefix_len + len);
+	used = CT_FIELD_PAD(have);
+	struct cutrace_field f = { tag, (uint16_t)have };
+	memcpy(d - sizeof f, &f, sizeof f);
+	memset(d + have, 0, used - have);
+	if (room - used >= sizeof f) {
+		struct cutrace_field pad = { CT_FLD_FILLER, (uint16_t)(room - used - sizeof f) };
+		memcpy(d + used, &pad, sizeof pad);
+	}
+}
+
+/* ---- what to capture for one request ------------------------------------------ */
+enum { SP_NONE, SP_CARD_INFO, SP_RM_CONTROL, SP_RM_ALLOC, SP_XFER };
+
+struct plan {
+	uint32_t size;        /* parameter block size, 0 unknown */
+	uint32_t head_before; /* bytes of the block copied before the call */
+	uint32_t head_after;
+	uint32_t tail_len;    /* bytes at the end of a big block */
+	int special;
+};
+
+static uint32_t uvm_size(uint32_t nr)
+{
+	uint32_t size = 0;
+	bool found = false;
+
+	/* rows are sorted by nr, then by the first driver version they apply to */
+	for (unsigned i = 0; i < CT_GEN_UVM_SIZES_N; i++) {
+		const struct ct_gen_uvm_size *s = &ct_gen_uvm_sizes[i];
+		if (s->nr < nr)
+			continue;
+		if (s->nr > nr)
+			break;
+		if (!found || !ct_drv_code || s->min_drv <= ct_drv_code) {
+			size = s->size;
+			found = true;
+		}
+	}
+	return size;
+}
+
+static void make_plan(uint32_t node, unsigned long req, struct plan *p)
+{
+	unsigned kind = node >> 16;
+
+	memset(p, 0, sizeof *p);
+	if (kind == CT_NODE_UVM || kind == CT_NODE_UVM_TOOLS) {
+		p->size = uvm_size((uint32_t)req);
+	} else {
+		unsigned nr = (unsigned)(req & 0xff);
+		p->size = (uint32_t)((req >> 16) & 0x3fff);
+		if (nr == NR_CARD_INFO)
+			p->special = SP_CARD_INFO;
+		else if (nr == NR_RM_CONTROL && p->size >= 32)
+			p->special = SP_RM_CONTROL;
+		else if (nr == NR_RM_ALLOC && p->size >= 32)
+			p->special = SP_RM_ALLOC;
+		else if (nr == NR_XFER && p->size == 16)
+			p->special = SP_XFER;
+	}
+	if (p->special == SP_CARD_INFO) {
+		p->head_after = p->size < CAP_CARDINFO ? p->size : CAP_CARDINFO;
+		return;
+	}
+	p->head_before = p->head_after = p->size < CAP_BLOCK ? p->size : CAP_BLOCK;
+	if (p->size > CAP_BLOCK)
+		p->tail_len = CAP_TAIL;
+}
+
+static uint32_t block_fields_size(const struct plan *p, uint32_t head)
+{
+	return (head ? ct_fsz(head) : 0) + (p->tail_len ? ct_fsz(4 + p->tail_len) : 0);
+}
+
+static void put_block(struct ct_w *w, const struct plan *p, const unsigned char *arg, uint32_t head)
+{
+	if (head)
+		copy_field(w, CT_FLD_BLOCK, arg, head, 0, NULL);
+	if (p->tail_len) {
+		uint32_t off = p->size - p->tail_len;
+		copy_field(w, CT_FLD_BLOCK_TAIL, arg + off, p->tail_len, 4, &off);
+	}
+}
+
+static uint64_t rd64(const unsigned char *b) { uint64_t v; memcpy(&v, b, 8); return v; }
+static uint32_t rd32(const unsigned char *b) { uint32_t v; memcpy(&v, b, 4); return v; }
+
+int ct_real_ioctl(int fd, unsigned long req, void *arg) CT_HIDDEN;
+uint32_t ct_revalidate_fd(int fd) CT_HIDDEN;
+int ct_inject_ioctl_before(uint32_t node, unsigned long req, void *arg, int *err, uint64_t *delay_ns,
+			   uint32_t *rule) CT_HIDDEN;
+int ct_inject_ioctl_after(uint32_t node, unsigned long req, void *arg, int *ret, int *err,
+			  uint32_t *rule, uint32_t *action) CT_HIDDEN;
+void ct_sleep_ns(uint64_t ns) CT_HIDDEN;
+
+int ct_ioctl_slow(int fd, uint32_t node, unsigned long req, void *arg) CT_HIDDEN;
+int ct_ioctl_slow(int fd, uint32_t node, unsigned long req, void *arg)
+{
+	unsigned char *blk = arg;
+	unsigned char xf[16];
+	struct plan p;
+	struct ct_w w;
+	uint64_t seq = 0, delay = 0;
+	uint32_t psz, rule = 0, action = 0, xfer_size = 0;
+	unsigned kind = node >> 16;
+	int ret, err, inj_err = 0, injected = 0;
+	bool rec, have_xfer = false;
+
+	ct_ensure_init();
+	if (ct_busy || ct_cfg.disabled)
+		return ct_real_ioctl(fd, req, arg);
+	/* frontend requests all carry type 'F'; anything else means the fd number
+	 * now belongs to something else */
+	if (kind != CT_NODE_UVM && kind != CT_NODE_UVM_TOOLS && ((req >> 8) & 0xff) != 'F' &&
+	    kind != CT_NODE_OTHER) {
+		node = ct_revalidate_fd(fd);
+		if (!node)
+			return ct_real_ioctl(fd, req, arg);
+		kind = node >> 16;
+	}
+	make_plan(node, req, &p);
+	if (unlikely(ct_inj_active)) {
+		int r = ct_inject_ioctl_before(node, req, arg, &inj_err, &delay, &rule);
+		if (r > 0)
+			injected = 1;
+	}
+
+	psz = ct_fsz(4) * 3 + ct_fsz(8) * 2 + block_fields_size(&p, p.head_before);
+	if (p.special == SP_XFER && ct_safe_copy(xf, blk, 16) == 16) {
+		xfer_size = rd32(xf + 4);
+		if (xfer_size > CAP_XFER)
+			xfer_size = CAP_XFER;
+		have_xfer = true;
+		psz += ct_fsz(16) + ct_fsz(xfer_size);
+	}
+	rec = ct_w_begin(&w, CT_REC_ENTER, CT_CALL_ioctl, psz, 0);
+	if (rec) {
+		seq = w.s.seq;
+		ct_w_u32(&w, CT_FLD_FD, (uint32_t)fd);
+		ct_w_u32(&w, CT_FLD_NODE, node);
+		ct_w_u64(&w, CT_FLD_REQUEST, (uint64_t)req);
+		ct_w_u64(&w, CT_FLD_ARGP, (uint64_t)(uintptr_t)arg);
+		ct_w_u32(&w, CT_FLD_BLOCK_SIZE, p.size);
+		put_block(&w, &p, blk, p.head_before);
+		if (have_xfer) {
+			ct_w_field(&w, CT_FLD_XFER, xf, 16);
+			copy_field(&w, CT_FLD_PAYLOAD, (const void *)(uintptr_t)rd64(xf + 8), xfer_size, 0, NULL);
+		}
+		ct_w_commit(&w);
+	}
+
+	if (injected && delay)
+		ct_sleep_ns(delay);
+	if (injected && inj_err) {
+		ret = -1;
+		err = inj_err;
+		action = CT_INJ_ERROR;
+	} else {
+		ret = ct_real_ioctl(fd, req, arg);
+		/* on success errno is whatever the program had: keep it */
+		err = errno;
+		if (injected)
+			action = CT_INJ_DELAY;
+		if (unlikely(ct_inj_active)) {
+			uint32_t r2 = 0, a2 = 0;
+			if (ct_inject_ioctl_after(node, req, arg, &ret, &err, &r2, &a2) > 0) {
+				injected = 1;
+				rule = r2;
+				action = a2;
+			}
+		}
+	}
+	if (!rec)
+		goto out;
+
+	/* the exit record: block after the call, and what its pointers lead to */
+	{
+		unsigned char head[48];
+		bool have_head = p.special != SP_NONE && p.special != SP_CARD_INFO && p.size >= 32 &&
+				 ct_safe_copy(head, blk, p.size < 48 ? p.size : 48) > 0;
+		uint32_t pay_len = 0, ps = 0, nstr = 0, str_len[3] = { 0 };
+		const unsigned char *pay = NULL;
+		unsigned char bv[40];
+		uint64_t str_ptr[3] = { 0 };
+
+		if (have_head && p.special == SP_RM_CONTROL) {
+			pay = (const unsigned char *)(uintptr_t)rd64(head + 16);
+			ps = rd32(head + 24);
+			pay_len = ps < CAP_CONTROL ? ps : CAP_CONTROL;
+			/* GET_BUILD_VERSION: three string buffers owned by the caller */
+			if (rd32(head + 8) == CMD_GET_BUILD_VERSION && ps >= 40 && rd32(head + 28) == 0 &&
+			    ct_safe_copy(bv, pay, 40) == 40) {
+				uint32_t each = rd32(bv);
+				if (each > CAP_STRING)
+					each = CAP_STRING;
+				for (int i = 0; i < 3; i++) {
+					str_ptr[i] = rd64(bv + 8 + 8 * i);
+					if (str_ptr[i] && each) {
+						str_len[i] = each;
+						nstr++;
+					}
+				}
+			}
+		} else if (have_head && p.special == SP_RM_ALLOC) {
+			pay = (const unsigned char *)(uintptr_t)rd64(head + 16);
+			/* paramsSize: NVOS64 @32 (48-byte form), NVOS21 @24 (535+) */
+			ps = p.size >= 48 ? rd32(head + 32) : rd32(head + 24);
+			pay_len = ps <= 4096 ? (ps < CAP_ALLOC ? ps : CAP_ALLOC) : 0;
+		} else if (have_xfer) {
+			pay = (const unsigned char *)(uintptr_t)rd64(xf + 8);
+			ps = rd32(xf + 4);
+			pay_len = xfer_size;
+		}
+		if (!pay)
+			pay_len = 0;
+		psz = block_fields_size(&p, p.head_after) + (pay ? ct_fsz(4) + ct_fsz(pay_len) : 0) +
+		      (injected ? ct_fsz(8) : 0);
+		for (int i = 0; i < 3; i++)
+			if (str_len[i])
+				psz += ct_fsz(1 + str_len[i]);
+		if (ct_w_begin(&w, CT_REC_EXIT, CT_CALL_ioctl, psz, injected ? CT_RF_INJECTED : 0)) {
+			ct_w_exit(&w, seq, ret, ret < 0 ? err : 0);
+			put_block(&w, &p, blk, p.head_after);
+			if (pay) {
+				ct_w_u32(&w, CT_FLD_PAYLOAD_SIZE, ps);
+				copy_field(&w, CT_FLD_PAYLOAD, pay, pay_len, 0, NULL);
+			}
+			for (uint8_t i = 0; i < 3; i++)
+				if (str_len[i])
+					copy_field(&w, CT_FLD_STRING, (const void *)(uintptr_t)str_ptr[i],
+						   str_len[i], 1, &i);
+			if (injected) {
+				uint32_t inj[2] = { rule, action };
+				ct_w_field(&w, CT_FLD_INJECT, inj, sizeof inj);
+			}
+			ct_w_commit(&w);
+		}
+	}
+out:
+	errno = err;
+	return ret;
+}

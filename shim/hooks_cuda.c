@@ -1,0 +1,774 @@
+/*
+ * Driver API, runtime and NVML entry points.
+ *
+ * Programs reach these three ways, and each must land here:
+ *  - linked (-lcuda, -lcudart, -lnvidia-ml): our exported definitions come
+ *    first in the global scope; the real one is the next definition
+ *    (RTLD_NEXT, or a search of the loaded objects when the library was
+ *    loaded RTLD_LOCAL, as Python extensions are);
+ *  - dlopen + dlsym (the bare probe, ctypes, ATen): the dlsym hook hands out
+ *    our wrapper and remembers the real pointer (ct_cuda_wrap);
+ *  - cuGetProcAddress(_v2) (libcudart, shared and static): cudart asks for
+ *    "cuGetProcAddress" itself and uses the answer for every later look-up
+ *    (real-driver-580.md), so what cuGetProcAddress returns is wrapped too,
+ *    recursively.  A name with several ABIs (cuGetProcAddress v1/v2,
+ *    cuCtxCreate v1..v4) is wrapped only when the returned pointer is
+ *    identified as one of the exported variants: a wrapper with the wrong
+ *    signature would corrupt the call, an unwrapped pointer only loses sight
+ *    of it.
+ *
+ * Prototypes are declared here rather than taken from cuda.h, which renames
+ * cuGetProcAddress and cuCtxCreate with macros (fact sheet §9).
+ */
+#include "shim.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef void *CUcontext;
+typedef int cudaError_t;
+typedef int nvmlReturn_t;
+
+#define CUDA_SUCCESS 0
+#define CUDA_ERROR_NOT_INITIALIZED 3
+#define cudaErrorInitializationError 3
+#define NVML_ERROR_UNINITIALIZED 1
+
+void ct_dl_park(void) CT_HIDDEN;
+void ct_dl_unpark(void) CT_HIDDEN;
+int ct_inject_call(unsigned call, const char *sym, int64_t *retval, uint64_t *delay_ns,
+		   uint32_t *rule) CT_HIDDEN;
+int ct_inject_value(unsigned call, int64_t *value, uint32_t *rule) CT_HIDDEN;
+void ct_sleep_ns(uint64_t ns) CT_HIDDEN;
+
+/* ---- the hook table --------------------------------------------------------------- */
+enum {
+	H_cuInit, H_cuDriverGetVersion, H_cuGetProcAddress, H_cuGetProcAddress_v2,
+	H_cuDeviceGetCount, H_cuDeviceGet, H_cuDeviceGetName, H_cuDevicePrimaryCtxRetain,
+	H_cuCtxCreate, H_cuCtxCreate_v2, H_cuCtxCreate_v3, H_cuCtxCreate_v4, H_cuCtxSetCurrent,
+	H_nvmlInit, H_nvmlInit_v2, H_nvmlInitWithFlags, H_nvmlDeviceGetCount_v2,
+	H_cudaGetDeviceCount, H_cudaSetDevice, H_cudaFree, H_cudaMalloc, H_cudaRuntimeGetVersion,
+	H_cudaDriverGetVersion, H_cudaGetDevice,
+	H__COUNT
+};
+
+struct hook {
+	const char *name;  /* exported symbol */
+	const char *api;   /* the name cuGetProcAddress is asked for */
+	const char *lib;   /* where the real one lives, for RTLD_LOCAL loads */
+	unsigned call;
+	void *wrapper;
+	void *real;
+};
+
+#define LIBCUDA "libcuda.so"
+#define LIBCUDART "libcudart"
+#define LIBNVML "libnvidia-ml"
+
+/* wrappers, defined below */
+CT_EXPORT CUresult cuInit(unsigned);
+CT_EXPORT CUresult cuDriverGetVersion(int *);
+CT_EXPORT CUresult cuGetProcAddress(const char *, void **, int, uint64_t);
+CT_EXPORT CUresult cuGetProcAddress_v2(const char *, void **, int, uint64_t, int *);
+CT_EXPORT CUresult cuDeviceGetCount(int *);
+CT_EXPORT CUresult cuDeviceGet(CUdevice *, int);
+CT_EXPORT CUresult cuDeviceGetName(char *, int, CUdevice);
+CT_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *, CUdevice);
+CT_EXPORT CUresult cuCtxCreate(CUcontext *, unsigned, CUdevice);
+CT_EXPORT CUresult cuCtxCreate_v2(CUcontext *, unsigned, CUdevice);
+CT_EXPORT CUresult cuCtxCreate_v3(CUcontext *, void *, int, unsigned, CUdevice);
+CT_EXPORT CUresult cuCtxCreate_v4(CUcontext *, void *, unsigned, CUdevice);
+CT_EXPORT CUresult cuCtxSetCurrent(CUcontext);
+CT_EXPORT nvmlReturn_t nvmlInit(void);
+CT_EXPORT nvmlReturn_t nvmlInit_v2(void);
+CT_EXPORT nvmlReturn_t nvmlInitWithFlags(unsigned);
+CT_EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned *);
+CT_EXPORT cudaError_t cudaGetDeviceCount(int *);
+CT_EXPORT cudaError_t cudaSetDevice(int);
+CT_EXPORT cudaError_t cudaFree(void *);
+CT_EXPORT cudaError_t cudaMalloc(void **, size_t);
+CT_EXPORT cudaError_t cudaRuntimeGetVersion(int *);
+CT_EXPORT cudaError_t cudaDriverGetVersion(int *);
+CT_EXPORT cudaError_t cudaGetDevice(int *);
+
+#define HOOK(n, api, lib) [H_##n] = { #n, api, lib, CT_CALL_##n, (void *)n, NULL }
+static struct hook hooks[H__COUNT] = {
+	HOOK(cuInit, "cuInit", LIBCUDA),
+	HOOK(cuDriverGetVersion, "cuDriverGetVersion", LIBCUDA),
+	HOOK(cuGetProcAddress, "cuGetProcAddress", LIBCUDA),
+	HOOK(cuGetProcAddress_v2, "cuGetProcAddress", LIBCUDA),
+	HOOK(cuDeviceGetCount, "cuDeviceGetCount", LIBCUDA),
+	HOOK(cuDeviceGet, "cuDeviceGet", LIBCUDA),
+	HOOK(cuDeviceGetName, "cuDeviceGetName", LIBCUDA),
+	HOOK(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", LIBCUDA),
+	HOOK(cuCtxCreate, "cuCtxCreate", LIBCUDA),
+	HOOK(cuCtxCreate_v2, "cuCtxCreate", LIBCUDA),
+	HOOK(cuCtxCreate_v3, "cuCtxCreate", LIBCUDA),
+	HOOK(cuCtxCreate_v4, "cuCtxCreate", LIBCUDA),
+	HOOK(cuCtxSetCurrent, "cuCtxSetCurrent", LIBCUDA),
+	HOOK(nvmlInit, NULL, LIBNVML),
+	HOOK(nvmlInit_v2, NULL, LIBNVML),
+	HOOK(nvmlInitWithFlags, NULL, LIBNVML),
+	HOOK(nvmlDeviceGetCount_v2, NULL, LIBNVML),
+	HOOK(cudaGetDeviceCount, NULL, LIBCUDART),
+	HOOK(cudaSetDevice, NULL, LIBCUDART),
+	HOOK(cudaFree, NULL, LIBCUDART),
+	HOOK(cudaMalloc, NULL, LIBCUDART),
+	HOOK(cudaRuntimeGetVersion, NULL, LIBCUDART),
+	HOOK(cudaDriverGetVersion, NULL, LIBCUDART),
+	HOOK(cudaGetDevice, NULL, LIBCUDART),
+};
+
+static struct hook *hook_by_name(const char *name)
+{
+	for (int i = 0; i < H__COUNT; i++)
+		if (!strcmp(hooks[i].name, name))
+			return &hooks[i];
+	return NULL;
+}
+
+bool ct_cuda_is_hooked(const char *name) CT_HIDDEN;
+bool ct_cuda_is_hooked(const char *name)
+{
+	return hook_by_name(name) != NULL;
+}
+
+/* dlsym found `p` for `name`: keep the real one, hand out our wrapper */
+void *ct_cuda_wrap(const char *name, void *p) CT_HIDDEN;
+void *ct_cuda_wrap(const char *name, void *p)
+{
+	struct hook *h = hook_by_name(name);
+	void *real;
+
+	if (!h || !p)
+		return NULL;
+	if (p == h->wrapper || ct_addr_is_ours(p)) {
+		/* RTLD_DEFAULT found our own export: is there a real one at all? */
+		real = __atomic_load_n(&h->real, __ATOMIC_ACQUIRE);
+		if (!real)
+			real = ct_resolve_next(h->name, h->lib);
+		if (!real)
+			return NULL;
+		__atomic_store_n(&h->real, real, __ATOMIC_RELEASE);
+		return h->wrapper;
+	}
+	__atomic_store_n(&h->real, p, __ATOMIC_RELEASE);
+	return h->wrapper;
+}
+
+/* the real function behind hook i; NULL when none can be found */
+static void *real_of(int i)
+{
+	void *p = __atomic_load_n(&hooks[i].real, __ATOMIC_ACQUIRE);
+
+	if (likely(p != NULL))
+		return p;
+	ct_ensure_init();
+	ct_busy++;
+	ct_dl_park();
+	p = ct_resolve_next(hooks[i].name, hooks[i].lib);
+	ct_dl_unpark();
+	ct_busy--;
+	if (p)
+		__atomic_store_n(&hooks[i].real, p, __ATOMIC_RELEASE);
+	return p;
+}
+
+/* which exported variant of hook group `api` is the function at p? */
+static struct hook *identify(const char *api, void *p, int cuda_version)
+{
+	struct hook *only = NULL;
+	int n = 0;
+	struct link_map *lm = NULL;
+	Dl_info info;
+
+	for (int i = 0; i < H__COUNT; i++) {
+		if (!hooks[i].api || strcmp(hooks[i].api, api))
+			continue;
+		only = &hooks[i];
+		n++;
+	}
+	if (n == 0)
+		return NULL;
+	if (n == 1)
+		return only;
+	ct_dl_park();
+	if (ct_real.dladdr1 && ct_real.dladdr1(p, &info, (void **)&lm, RTLD_DL_LINKMAP) && lm) {
+		for (int i = 0; i < H__COUNT; i++) {
+			if (!hooks[i].api || strcmp(hooks[i].api, api))
+				continue;
+			if (ct_real.dlsym(lm, hooks[i].name) == p) {
+				ct_dl_unpark();
+				return &hooks[i];
+			}
+		}
+	}
+	ct_dl_unpark();
+	/* cuGetProcAddress became the 5-argument form at CUDA 12.0 (cuda.h 13.0,
+	 * line 159 and the _v2 prototype); the driver answers by requested version */
+	if (!strcmp(api, "cuGetProcAddress"))
+		return &hooks[cuda_version >= 12000 ? H_cuGetProcAddress_v2 : H_cuGetProcAddress];
+	return NULL;
+}
+
+/* ---- recording helpers --------------------------------------------------------------- */
+struct callrec {
+	struct ct_w w;
+	uint64_t seq;
+	bool on;
+	unsigned call;
+	uint64_t t0;
+};
+
+static void rec_enter(struct callrec *c, unsigned call, int nargs, int64_t a1, int64_t a2,
+		      const char *env_name)
+{
+	const char *ev = env_name ? getenv(env_name) : NULL;
+	char envbuf[300];
+	uint32_t psz = (nargs > 0 ? ct_fsz(8) : 0) + (nargs > 1 ? ct_fsz(8) : 0);
+
+	if (ev) {
+		size_t n = strlen(env_name);
+		if (n + 2 < sizeof envbuf) {
+			memcpy(envbuf, env_name, n);
+			envbuf[n] = '=';
+			snprintf(envbuf + n + 1, sizeof envbuf - n - 1, "%s", ev);
+			psz += ct_strsz(envbuf, sizeof envbuf);
+		} else {
+			ev = NULL;
+		}
+	}
+	c->call = call;
+	c->on = false;
+	if (ct_busy || ct_cfg.disabled)
+		return;
+	c->on = ct_w_begin(&c->w, CT_REC_ENTER, call, psz, 0);
+	if (!c->on)
+		return;
+	c->seq = c->w.s.seq;
+	if (nargs > 0)
+		ct_w_i64(&c->w, CT_FLD_ARG, a1);
+	if (nargs > 1)
+		ct_w_i64(&c->w, CT_FLD_ARG2, a2);
+	if (ev)
+		ct_w_str(&c->w, CT_FLD_ENV, envbuf, sizeof envbuf);
+	ct_w_commit(&c->w);
+}
+
+struct outvals {
+	bool has_out;
+	int64_t out;
+	bool has_ptr;
+	uint64_t ptr;
+	const char *text;
+	bool injected;
+	uint32_t rule, action;
+};
+
+static void rec_exit(struct callrec *c, int64_t ret, const struct outvals *o)
+{
+	uint32_t psz;
+
+	if (!c->on)
+		return;
+	psz = (o && o->has_out ? ct_fsz(8) : 0) + (o && o->has_ptr ? ct_fsz(8) : 0) +
+	      (o && o->text ? ct_strsz(o->text, 256) : 0) + (o && o->injected ? ct_fsz(8) : 0);
+	if (!ct_w_begin(&c->w, CT_REC_EXIT, c->call, psz, o && o->injected ? CT_RF_INJECTED : 0))
+		return;
+	ct_w_exit(&c->w, c->seq, ret, 0);
+	if (o && o->has_out)
+		ct_w_i64(&c->w, CT_FLD_OUT, o->out);
+	if (o && o->has_ptr)
+		ct_w_u64(&c->w, CT_FLD_OUTPTR, o->ptr);
+	if (o && o->text)
+		ct_w_str(&c->w, CT_FLD_TEXT, o->text, 256);
+	if (o && o->injected) {
+		uint32_t inj[2] = { o->rule, o->action };
+		ct_w_field(&c->w, CT_FLD_INJECT, inj, sizeof inj);
+	}
+	ct_w_commit(&c->w);
+}
+
+/* an injected result replaces the call: returns true when it did */
+static bool inject_before(unsigned call, const char *sym, int64_t *ret, struct outvals *o)
+{
+	uint64_t delay = 0;
+	uint32_t rule = 0;
+	int r;
+
+	if (likely(!ct_inj_active))
+		return false;
+	r = ct_inject_call(call, sym, ret, &delay, &rule);
+	if (r <= 0)
+		return false;
+	o->injected = true;
+	o->rule = rule;
+	if (delay) {
+		ct_sleep_ns(delay);
+		o->action = CT_INJ_DELAY;
+	}
+	if (r == 2) {
+		o->action = CT_INJ_RETVAL;
+		return true;
+	}
+	return false;
+}
+
+static void inject_value(unsigned call, int *value, struct outvals *o)
+{
+	int64_t v = *value;
+	uint32_t rule = 0;
+
+	if (likely(!ct_inj_active))
+		return;
+	if (ct_inject_value(call, &v, &rule) > 0) {
+		*value = (int)v;
+		o->out = v;
+		o->injected = true;
+		o->rule = rule;
+		o->action = CT_INJ_VALUE;
+	}
+}
+
+/* errno is the program's: the driver may set it, we must not */
+#define SAVE_ERRNO int saved_errno_ = errno
+#define RESTORE_ERRNO errno = saved_errno_
+
+/* ---- driver API ----------------------------------------------------------------------- */
+CUresult cuInit(unsigned flags)
+{
+	CUresult (*real)(unsigned) = (CUresult (*)(unsigned))real_of(H_cuInit);
+	struct callrec c;
+	struct outvals o = { 0 };
+	int64_t r = CUDA_ERROR_NOT_INITIALIZED;
+
+	rec_enter(&c, CT_CALL_cuInit, 1, flags, 0, "CUDA_VISIBLE_DEVICES");
+	if (!inject_before(CT_CALL_cuInit, NULL, &r, &o) && real) {
+		r = real(flags);
+	}
+	SAVE_ERRNO;
+	rec_exit(&c, r, &o);
+	RESTORE_ERRNO;
+	return (CUresult)r;
+}
+
+CUresult cuDriverGetVersion(int *v)
+{
+	CUresult (*real)(int *) = (CUresult (*)(int *))real_of(H_cuDriverGetVersion);
+	struct callrec c;
+	struct outvals o = { 0 };
+	int64_t r = CUDA_ERROR_NOT_INITIALIZED;
+
+	rec_enter(&c, CT_CALL_cuDriverGetVersion, 0, 0, 0, NULL);
+	if (!inject_before(CT_CALL_cuDriverGetVersion, NULL, &r, &o) && real) {
+		r = real(v);
+		if (r == CUDA_SUCCESS && v) {
+			o.has_out = true;
+			o.out = *v;
+			inject_value(CT_CALL_cuDriverGetVersion, v, &o);
+		}
+	}
+	SAVE_ERRNO;
+	rec_exit(&c, r, &o);
+	RESTORE_ERRNO;
+	return (CUresult)r;
+}
+
+CUresult cuDeviceGetCount(int *n)
+{
+	CUresult (*real)(int *) = (CUresult (*)(int *))real_of(H_cuDeviceGetCount);
+	struct callrec c;
+	struct outvals o = { 0 };
+	int64_t r = CUDA_ERROR_NOT_INITIALIZED;
+
+	rec_enter(&c, CT_CALL_cuDeviceGetCount, 0, 0, 0, NULL);
+	if (!inject_before(CT_CALL_cuDeviceGetCount, NULL, &r, &o) && real) {
+		r = real(n);
+		if (r == CUDA_SUCCESS && n) {
+			o.has_out = true;
+			o.out = *n;
+			inject_value(CT_CALL_cuDeviceGetCount, n, &o);
+		}
+	}
+	SAVE_ERRNO;
+	rec_exit(&c, r, &o);
+	RESTORE_ERRNO;
+	return (CUresult)r;
+}
+
+CUresult cuDeviceGet(CUdevice *d, int ordinal)
+{
+	CUresult (*real)(CUdevice *, int) = (CUresult (*)(CUdevice *, int))real_of(H_cuDeviceGet);
+	struct callrec c;
+	struct outvals o = { 0 };
+	int64_t r = CUDA_ERROR_NOT_INITIALIZED;
+
+	rec_enter(&c, CT_CALL_cuDeviceGet, 1, ordinal, 0, NULL);
+	if (!inject_before(CT_CALL_cuDeviceGet, NULL, &r, &o) && real) {
+		r = real(d, ordinal);
+		if (r == CUDA_SUCCESS && d) {
+			o.has_out = true;
+			o.out = *d;
+		}
+	}
+	SAVE_ERRNO;
+	rec_exit(&c, r, &o);
+	RESTORE_ERRNO;
+	return (CUresult)r;
+}
+
+CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
+{
+	CUresult (*real)(char *, int, CUdevice) =
+		(CUresult (*)(char *, int, CUdevice))real_of(H_cuDeviceGetName);
+	struct callrec c;
+	struct outvals o = { 0 };
+	int64_t r = CUDA_ERROR_NOT_INITIALIZED;
+
+	rec_enter(&c, CT_CALL_cuDeviceGetName, 1, dev, 0, NULL);
+	if (!inject_before(CT_CALL_cuDeviceGetName, NULL, &r, &o) && real) {
+		r = real(name, len, dev);
+		if (r == CUDA_SUCCESS && name && len > 0 && memchr(name, 0, (size_t)len))
+			o.text = name;
+	}
+	SAVE_ERRNO;
+	rec_exit(&c, r, &o);
+	RESTORE_ERRNO;
+	return (CUresult)r;
+}
+
+CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
+{
+	CUresult (*real)(CUcontext *, CUdevice) =
+		(CUresult (*)(CUcontext *, CUdevice))real_of(H_cuDevicePrimaryCtxRetain);
+	struct callrec c;
+	struct outvals o = { 0 };
+	int64_t r = CUDA_ERROR_NOT_INITIALIZED;
+
+	rec_enter(&c, CT_CALL_cuDevicePrimaryCtxRetain, 1, dev, 0, NULL);
+	if (!inject_before(CT_CALL_cuDevicePrimaryCtxRetain, NULL, &r, &o) && real) {
+		r = real(ctx, dev);
+		if (r == CUDA_SUCCESS && ctx) {
+			o.has_ptr = true;
+			o.ptr = (uint64_t)(uintptr_t)*ctx;
+		}
+	}
+	SAVE_ERRNO;
+	rec_exit(&c, r, &o);
+	RESTORE_ERRNO;
+	return (CUresult)r;
+}
+
+/* the four cuCtxCreate ABIs share their bookkeeping */
+#define CTX_CREATE_BODY(H, CALL, CALLREAL)                                           \
+	struct callrec c;                                                             \
+	struct outvals o = { 0 };                                                     \
+	int64_t r = CUDA_ERROR_NOT_INITIALIZED;                                       \
+	void *real_ = real_of(H);                                                     \
+	rec_enter(&c, CALL, 2, flags, dev, NULL);                                     \
+	if (!inject_before(CALL, NULL, &r, &o) && real_) {                            \
+		r = CALLREAL;                                                         \
+		if (r == CUDA_SUCCESS && ctx) {                                       \
+			o.has_ptr = true;                                             \
+			o.ptr = (uint64_t)(uintptr_t)*ctx;                            \
+		}                                                                     \
+	}                                                                             \
+	SAVE_ERRNO;                                                                   \
+	rec_exit(&c, r, &o);                                                          \
+	RESTORE_ERRNO;                                                                \
+	return (CUresult)r
+
+typedef CUresult (*ctx_v2_fn)(CUcontext *, unsigned, CUdevice);
+typedef CUresult (*ctx_v3_fn)(CUcontext *, void *, int, unsigned, CUdevice);
+typedef CUresult (*ctx_v4_fn)(CUcontext *, void *, unsigned, CUdevice);
+
+CUresult cuCtxCreate(CUcontext *ctx, unsigned flags, CUdevice dev)
+{
+	CTX_CREATE_BODY(H_cuCtxCreate, CT_CALL_cuCtxCreate, ((ctx_v2_fn)real_)(ctx, flags, dev));
+}
+
+CUresult cuCtxCreate_v2(CUcontext *ctx, unsigned flags, CUdevice dev)
+{
+	CTX_CREATE_BODY(H_cuCtxCreate_v2, CT_CALL_cuCtxCreate_v2, ((ctx_v2_fn)real_)(ctx, flags, dev));
+}
+
+CUresult cuCtxCreate_v3(CUcontext *ctx, void *params, int n, unsigned flags, CUdevice dev)
+{
+	CTX_CREATE_BODY(H_cuCtxCreate_v3, CT_CALL_cuCtxCreate_v3,
+			((ctx_v3_fn)real_)(ctx, params, n, flags, dev));
+}
+
+CUresult cuCtxCreate_v4(CUcontext *ctx, void *params, unsigned flags, CUdevice dev)
+{
+	CTX_CREATE_BODY(H_cuCtxCreate_v4, CT_CALL_cuCtxCreate_v4,
+			((ctx_v4_fn)real_)(ctx, params, flags, dev));
+}
+
+CUresult cuCtxSetCurrent(CUcontext ctx)
+{
+	CUresult (*real)(CUcontext) = (CUresult (*)(CUcontext))real_of(H_cuCtxSetCurrent);
+	struct callrec c;
+	struct outvals o = { 0 };
+	int64_t r = CUDA_ERROR_NOT_INITIALIZED;
+
+	rec_enter(&c, CT_CALL_cuCtxSetCurrent, 1, (int64_t)(uintptr_t)ctx, 0, NULL);
+	if (!inject_before(CT_CALL_cuCtxSetCurrent, NULL, &r, &o) && real)
+		r = real(ctx);
+	SAVE_ERRNO;
+	rec_exit(&c, r, &o);
+	RESTORE_ERRNO;
+	return (CUresult)r;
+}
+
+/* ---- cuGetProcAddress ----------------------------------------------------------------- */
+static void gpa_enter(struct callrec *c, unsigned call, const char *sym, int ver, uint64_t flags)
+{
+	c->call = call;
+	c->on = false;
+	if (ct_busy || ct_cfg.disabled)
+		return;
+	c->on = ct_w_begin(&c->w, CT_REC_ENTER, call, ct_strsz(sym, 256) + ct_fsz(4) + ct_fsz(8), 0);
+	if (!c->on)
+		return;
+	c->seq = c->w.s.seq;
+	ct_w_str(&c->w, CT_FLD_SYMBOL, sym, 256);
+	ct_w_u32(&c->w, CT_FLD_CUDAVER, (uint32_t)ver);
+	ct_w_u64(&c->w, CT_FLD_GPAFLAGS, flags);
+	ct_w_commit(&c->w);
+}
+
+static void gpa_exit(struct callrec *c, int64_t r, void *real_pfn, bool wrapped, bool has_status,
+		     int status, const struct outvals *o)
+{
+	uint32_t psz = ct_fsz(8) + ct_fsz(4) + (has_status ? ct_fsz(4) : 0) +
+		       (o->injected ? ct_fsz(8) : 0);
+
+	if (!c->on || !ct_w_begin(&c->w, CT_REC_EXIT, c->call, psz, o->injected ? CT_RF_INJECTED : 0))
+		return;
+	ct_w_exit(&c->w, c->seq, r, 0);
+	ct_w_u64(&c->w, CT_FLD_PFN, (uint64_t)(uintptr_t)real_pfn);
+	ct_w_u32(&c->w, CT_FLD_WRAPPED, wrapped);
+	if (has_status)
+		ct_w_u32(&c->w, CT_FLD_SYMSTATUS, (uint32_t)status);
+	if (o->injected) {
+		uint32_t inj[2] = { o->rule, o->action };
+		ct_w_field(&c->w, CT_FLD_INJECT, inj, sizeof inj);
+	}
+	ct_w_commit(&c->w);
+}
+
+/* replace *pfn by our wrapper when it is one of the functions we trace */
+static bool gpa_substitute(const char *sym, void **pfn, int ver)
+{
+	struct hook *h;
+
+	if (!sym || !pfn || !*pfn || ct_addr_is_ours(*pfn))
+		return false;
+	ct_busy++;
+	h = identify(sym, *pfn, ver);
+	ct_busy--;
+	if (!h)
+		return false;
+	__atomic_store_n(&h->real, *pfn, __ATOMIC_RELEASE);
+	*pfn = h->wrapper;
+	return true;
+}
+
+CUresult cuGetProcAddress(const char *sym, void **pfn, int ver, uint64_t flags)
+{
+	CUresult (*real)(const char *, void **, int, uint64_t) =
+		(CUresult (*)(const char *, void **, int, uint64_t))real_of(H_cuGetProcAddress);
+	struct callrec c;
+	struct outvals o = { 0 };
+	int64_t r = CUDA_ERROR_NOT_INITIALIZED;
+	void *got = NULL;
+	bool wrapped = false;
+
+	gpa_enter(&c, CT_CALL_cuGetProcAddress, sym, ver, flags);
+	if (!inject_before(CT_CALL_cuGetProcAddress, sym, &r, &o) && real) {
+		r = real(sym, pfn, ver, flags);
+		if (r == CUDA_SUCCESS && pfn) {
+			got = *pfn;
+			wrapped = gpa_substitute(sym, pfn, ver);
+		}
+	}
+	SAVE_ERRNO;
+	gpa_exit(&c, r, got, wrapped, false, 0, &o);
+	RESTORE_ERRNO;
+	return (CUresult)r;
+}
+
+CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int ver, uint64_t flags, int *status)
+{
+	CUresult (*real)(const char *, void **, int, uint64_t, int *) =
+		(CUresult (*)(const char *, void **, int, uint64_t, int *))real_of(H_cuGetProcAddress_v2);
+	struct callrec c;
+	struct outvals o = { 0 };
+	int64_t r = CUDA_ERROR_NOT_INITIALIZED;
+	void *got = NULL;
+	bool wrapped = false;
+
+	gpa_enter(&c, CT_CALL_cuGetProcAddress_v2, sym, ver, flags);
+	if (!inject_before(CT_CALL_cuGetProcAddress_v2, sym, &r, &o) && real) {
+		r = real(sym, pfn, ver, flags, status);
+		if (r == CUDA_SUCCESS && pfn) {
+			got = *pfn;
+			wrapped = gpa_substitute(sym, pfn, ver);
+		}
+	}
+	SAVE_ERRNO;
+	gpa_exit(&c, r, got, wrapped, status != NULL, status ? *status : 0, &o);
+	RESTORE_ERRNO;
+	return (CUresult)r;
+}
+
+/* ---- NVML ----------------------------------------------------------------------------- */
+#define NVML_INIT_BODY(H, CALL, ARGS, NARGS, A1)                                         \
+	nvmlReturn_t (*real)() = (nvmlReturn_t (*)())real_of(H);                          \
+	struct callrec c;                                                                 \
+	struct outvals o = { 0 };                                                         \
+	int64_t r = NVML_ERROR_UNINITIALIZED;                                             \
+	rec_enter(&c, CALL, NARGS, A1, 0, NULL);                                          \
+	if (!inject_before(CALL, NULL, &r, &o) && real)                                   \
+		r = real ARGS;                                                            \
+	SAVE_ERRNO;                                                                       \
+	rec_exit(&c, r, &o);                                                              \
+	RESTORE_ERRNO;                                                                    \
+	return (nvmlReturn_t)r
+
+nvmlReturn_t nvmlInit(void) { NVML_INIT_BODY(H_nvmlInit, CT_CALL_nvmlInit, (), 0, 0); }
+nvmlReturn_t nvmlInit_v2(void) { NVML_INIT_BODY(H_nvmlInit_v2, CT_CALL_nvmlInit_v2, (), 0, 0); }
+nvmlReturn_t nvmlInitWithFlags(unsigned flags)
+{
+	NVML_INIT_BODY(H_nvmlInitWithFlags, CT_CALL_nvmlInitWithFlags, (flags), 1, flags);
+}
+
+nvmlReturn_t nvmlDeviceGetCount_v2(unsigned *n)
+{
+	nvmlReturn_t (*real)(unsigned *) = (nvmlReturn_t (*)(unsigned *))real_of(H_nvmlDeviceGetCount_v2);
+	struct callrec c;
+	struct outvals o = { 0 };
+	int64_t r = NVML_ERROR_UNINITIALIZED;
+
+	rec_enter(&c, CT_CALL_nvmlDeviceGetCount_v2, 0, 0, 0, NULL);
+	if (!inject_before(CT_CALL_nvmlDeviceGetCount_v2, NULL, &r, &o) && real) {
+		r = real(n);
+		if (r == 0 && n) {
+			o.has_out = true;
+			o.out = *n;
+		}
+	}
+	SAVE_ERRNO;
+	rec_exit(&c, r, &o);
+	RESTORE_ERRNO;
+	return (nvmlReturn_t)r;
+}
+
+/* ---- runtime ---------------------------------------------------------------------------- */
+static cudaError_t rt_out_int(int h, unsigned call, int *p)
+{
+	cudaError_t (*real)(int *) = (cudaError_t (*)(int *))real_of(h);
+	struct callrec c;
+	struct outvals o = { 0 };
+	int64_t r = cudaErrorInitializationError;
+
+	rec_enter(&c, call, 0, 0, 0, call == CT_CALL_cudaGetDeviceCount ? "CUDA_VISIBLE_DEVICES" : NULL);
+	if (!inject_before(call, NULL, &r, &o) && real) {
+		r = real(p);
+		if (r == 0 && p) {
+			o.has_out = true;
+			o.out = *p;
+			if (call == CT_CALL_cudaGetDeviceCount)
+				inject_value(call, p, &o);
+		}
+	}
+	SAVE_ERRNO;
+	rec_exit(&c, r, &o);
+	RESTORE_ERRNO;
+	return (cudaError_t)r;
+}
+
+cudaError_t cudaGetDeviceCount(int *n) { return rt_out_int(H_cudaGetDeviceCount, CT_CALL_cudaGetDeviceCount, n); }
+cudaError_t cudaRuntimeGetVersion(int *v) { return rt_out_int(H_cudaRuntimeGetVersion, CT_CALL_cudaRuntimeGetVersion, v); }
+cudaError_t cudaDriverGetVersion(int *v) { return rt_out_int(H_cudaDriverGetVersion, CT_CALL_cudaDriverGetVersion, v); }
+cudaError_t cudaGetDevice(int *d) { return rt_out_int(H_cudaGetDevice, CT_CALL_cudaGetDevice, d); }
+
+cudaError_t cudaSetDevice(int dev)
+{
+	cudaError_t (*real)(int) = (cudaError_t (*)(int))real_of(H_cudaSetDevice);
+	struct callrec c;
+	struct outvals o = { 0 };
+	int64_t r = cudaErrorInitializationError;
+
+	rec_enter(&c, CT_CALL_cudaSetDevice, 1, dev, 0, NULL);
+	if (!inject_before(CT_CALL_cudaSetDevice, NULL, &r, &o) && real)
+		r = real(dev);
+	SAVE_ERRNO;
+	rec_exit(&c, r, &o);
+	RESTORE_ERRNO;
+	return (cudaError_t)r;
+}
+
+/*
+ * cudaMalloc and cudaFree are called in loops by some programs: record the
+ * first ones (initialization happens there: cudaFree(0) is the classic way to
+ * create the context) and every failure after that.
+ */
+#define RT_HOT_RECORDED 32
+static unsigned hot_seen;
+
+static bool hot_record_now(void)
+{
+	return __atomic_fetch_add(&hot_seen, 1, __ATOMIC_RELAXED) < RT_HOT_RECORDED;
+}
+
+cudaError_t cudaFree(void *p)
+{
+	cudaError_t (*real)(void *) = (cudaError_t (*)(void *))real_of(H_cudaFree);
+	struct callrec c = { .on = false };
+	struct outvals o = { 0 };
+	int64_t r = cudaErrorInitializationError;
+	bool now = hot_record_now();
+
+	if (now || ct_inj_active)
+		rec_enter(&c, CT_CALL_cudaFree, 1, (int64_t)(uintptr_t)p, 0, NULL);
+	if (!inject_before(CT_CALL_cudaFree, NULL, &r, &o) && real)
+		r = real(p);
+	SAVE_ERRNO;
+	if (!c.on && r != 0)
+		rec_enter(&c, CT_CALL_cudaFree, 1, (int64_t)(uintptr_t)p, 0, NULL);
+	rec_exit(&c, r, &o);
+	RESTORE_ERRNO;
+	return (cudaError_t)r;
+}
+
+cudaError_t cudaMalloc(void **p, size_t size)
+{
+	cudaError_t (*real)(void **, size_t) = (cudaError_t (*)(void **, size_t))real_of(H_cudaMalloc);
+	struct callrec c = { .on = false };
+	struct outvals o = { 0 };
+	int64_t r = cudaErrorInitializationError;
+	bool now = hot_record_now();
+
+	if (now || ct_inj_active)
+		rec_enter(&c, CT_CALL_cudaMalloc, 1, (int64_t)size, 0, NULL);
+	if (!inject_before(CT_CALL_cudaMalloc, NULL, &r, &o) && real) {
+		r = real(p, size);
+		if (r == 0 && p) {
+			o.has_ptr = true;
+			o.ptr = (uint64_t)(uintptr_t)*p;
+		}
+	}
+	SAVE_ERRNO;
+	if (!c.on && r != 0)
+		rec_enter(&c, CT_CALL_cudaMalloc, 1, (int64_t)size, 0, NULL);
+	rec_exit(&c, r, &o);
+	RESTORE_ERRNO;
+	return (cudaError_t)r;
+}

@@ -1,0 +1,595 @@
+/*
+ * The loader: dlopen, dlmopen, dlsym, dlvsym, dlclose and dlerror.
+ *
+ * Two glibc behaviours shape this file.
+ *
+ * 1. dlopen and dlsym look at their caller.  dlopen searches the *calling
+ *    object's* DT_RPATH/DT_RUNPATH (and loads into its namespace); dlsym
+ *    with RTLD_NEXT or RTLD_DEFAULT searches relative to the caller.  A hook
+ *    that simply calls the real function makes libcutrace.so the caller:
+ *    cuDNN's dlopen of its engine libraries through $ORIGIN would fail, and
+ *    another preload's dlsym(RTLD_NEXT, "open") would find itself (the
+ *    recursion of HAMi-core PR #326).  So every call we do not record leaves
+ *    through a sibling call (a jump: glibc sees the original return address),
+ *    and a recorded dlopen first works out, from the caller's own search
+ *    list (dlinfo RTLD_DI_SERINFO), which file the caller would have loaded,
+ *    and loads exactly that; when it cannot be sure, it passes the call
+ *    through unrecorded rather than change what the program loads.
+ *
+ * 2. dlerror() text is consumed by reading it.  When we read it to record a
+ *    failure (or our own look-ups fail), we keep a per-thread copy and our
+ *    dlerror hook hands it back, so the program sees what it would have seen.
+ */
+#include "shim.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void *ct_cuda_wrap(const char *name, void *real) CT_HIDDEN;
+bool ct_cuda_is_hooked(const char *name) CT_HIDDEN;
+int ct_inject_dlopen(const char *file, char *msg, size_t msglen, uint32_t *rule) CT_HIDDEN;
+
+/* ---- library classification --------------------------------------------------- */
+unsigned ct_lib_kind(const char *file)
+{
+	static const char *const other[] = {
+		"libcublas", "libcudnn", "libnccl", "libnvrtc", "libcufft", "libcurand",
+		"libcusparse", "libcusolver", "libnvJitLink", "libcupti", "libnvToolsExt",
+		"libcufile", "libnvjpeg", "libnvperf", "libcuinj", "libnvblas", "libcudadevrt", NULL };
+	const char *b;
+
+	if (!file)
+		return CT_LIB_OTHER;
+	b = strrchr(file, '/');
+	b = b ? b + 1 : file;
+	if (!strncmp(b, "libcuda.so", 10))
+		return CT_LIB_CUDA;
+	if (!strncmp(b, "libcudart", 9))
+		return CT_LIB_CUDART;
+	if (!strncmp(b, "libnvidia-ml", 12))
+		return CT_LIB_NVML;
+	if (!strncmp(b, "libnvidia-", 10) || !strncmp(b, "libnvcuvid", 10))
+		return CT_LIB_NVIDIA;
+	for (int i = 0; other[i]; i++)
+		if (!strncmp(b, other[i], strlen(other[i])))
+			return CT_LIB_CUDA_OTHER;
+	return CT_LIB_OTHER;
+}
+
+static inline bool lib_interesting(const char *file)
+{
+	const char *b;
+
+	if (!file)
+		return false;
+	/* cheap filter first: every library we care about has "lib" + "cu"/"nv" */
+	b = strrchr(file, '/');
+	b = b ? b + 1 : file;
+	if (b[0] != 'l' || b[1] != 'i' || b[2] != 'b' || !((b[3] == 'c' && b[4] == 'u') ||
+							   (b[3] == 'n' && b[4] == 'v')))
+		return false;
+	return ct_lib_kind(b) != CT_LIB_OTHER;
+}
+
+/* CUDA driver (cuX...), runtime (cudaX...) and NVML (nvmlX...) names; not
+ * curl_*, cudnn*, ... (the "cu" prefix alone is wrong: vgpu-manager PR #89) */
+static inline bool upper(char c) { return c >= 'A' && c <= 'Z'; }
+static inline bool sym_interesting(const char *n)
+{
+	if (!n)
+		return false;
+	if (n[0] == 'c' && n[1] == 'u')
+		return upper(n[2]) || (n[2] == 'd' && n[3] == 'a' && upper(n[4]));
+	return n[0] == 'n' && n[1] == 'v' && n[2] == 'm' && n[3] == 'l' && upper(n[4]);
+}
+
+/* ---- dlerror bookkeeping ------------------------------------------------------- */
+static CT_TLS char dlerr_buf[512];
+static CT_TLS int dlerr_pending;
+
+static void keep_error(const char *e)
+{
+	size_t n;
+
+	if (!e) {
+		return;
+	}
+	n = strlen(e);
+	if (n > sizeof dlerr_buf - 1)
+		n = sizeof dlerr_buf - 1;
+	memcpy(dlerr_buf, e, n);
+	dlerr_buf[n] = 0;
+	dlerr_pending = 1;
+}
+
+/* Before our own dl* calls: park the program's pending error (if any). */
+void ct_dl_park(void) CT_HIDDEN;
+void ct_dl_unpark(void) CT_HIDDEN;
+static void internal_begin(void)
+{
+	if (ct_real.dlerror)
+		keep_error(ct_real.dlerror());
+}
+
+/* After them: drop whatever error our calls left behind. */
+static void internal_end(void)
+{
+	if (ct_real.dlerror)
+		(void)ct_real.dlerror();
+}
+
+void ct_dl_park(void) { internal_begin(); }
+void ct_dl_unpark(void) { internal_end(); }
+
+CT_EXPORT char *dlerror(void);
+char *dlerror(void)
+{
+	char *e;
+
+	if (unlikely(!ct_real.dlerror))
+		ct_resolve();
+	e = ct_real.dlerror ? ct_real.dlerror() : NULL;
+	if (e) {
+		/* glibc has a newer error than the one we kept */
+		dlerr_pending = 0;
+		return e;
+	}
+	if (dlerr_pending) {
+		dlerr_pending = 0;
+		return dlerr_buf;
+	}
+	return NULL;
+}
+
+/* ---- which file would the caller load? ------------------------------------------ */
+struct dlplan {
+	const char *path;     /* what to pass to the real dlopen */
+	char buf[PATH_MAX];
+	long lmid;
+	bool mopen;           /* use dlmopen(lmid, ...) */
+	bool passthrough;     /* cannot reproduce the caller's search: do not record */
+	bool searched;        /* path was found in the caller's own search list */
+};
+
+static bool elf_matches_us(const char *path)
+{
+	unsigned char id[20];
+	int fd = ct_sys_open(path, O_RDONLY | O_CLOEXEC, 0);
+	ssize_t n;
+	uint16_t mach;
+
+	if (fd < 0)
+		return false;
+	n = ct_sys_read(fd, id, sizeof id);
+	ct_sys_close(fd);
+	if (n != (ssize_t)sizeof id || memcmp(id, ELFMAG, SELFMAG))
+		return false;
+	memcpy(&mach, id + 18, 2);
+#if defined(__x86_64__)
+	return id[EI_CLASS] == ELFCLASS64 && mach == EM_X86_64;
+#elif defined(__aarch64__)
+	return id[EI_CLASS] == ELFCLASS64 && mach == EM_AARCH64;
+#else
+	return id[EI_CLASS] == (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32);
+#endif
+}
+
+#define SERINFO_MAX 8192
+
+static Dl_serinfo *serinfo(void *handle, void *buf)
+{
+	Dl_serinfo sz;
+	Dl_serinfo *si = buf;
+
+	if (!ct_real.dlinfo || ct_real.dlinfo(handle, RTLD_DI_SERINFOSIZE, &sz) != 0 ||
+	    sz.dls_size > SERINFO_MAX)
+		return NULL;
+	si->dls_size = sz.dls_size;
+	si->dls_cnt = sz.dls_cnt;
+	if (ct_real.dlinfo(handle, RTLD_DI_SERINFO, si) != 0)
+		return NULL;
+	return si;
+}
+
+static bool same_list(const Dl_serinfo *a, const Dl_serinfo *b)
+{
+	if (a->dls_cnt != b->dls_cnt)
+		return false;
+	for (unsigned i = 0; i < a->dls_cnt; i++)
+		if (strcmp(a->dls_serpath[i].dls_name, b->dls_serpath[i].dls_name))
+			return false;
+	return true;
+}
+
+static bool find_in_list(const Dl_serinfo *si, const char *file, char *out, size_t outlen,
+			 const Dl_serinfo *except)
+{
+	for (unsigned i = 0; i < si->dls_cnt; i++) {
+		const char *d = si->dls_serpath[i].dls_name;
+		bool skip = false;
+		/* system directories come after ld.so.cache: the real dlopen below
+		 * searches those itself, in the right order */
+		if (si->dls_serpath[i].dls_flags == LA_SER_DEFAULT)
+			continue;
+		for (unsigned j = 0; except && j < except->dls_cnt && !skip; j++)
+			skip = !strcmp(d, except->dls_serpath[j].dls_name);
+		if (skip)
+			continue;
+		if ((size_t)snprintf(out, outlen, "%s/%s", d, file) >= outlen)
+			continue;
+		if (elf_matches_us(out))
+			return true;
+	}
+	return false;
+}
+
+static void plan_dlopen(struct dlplan *pl, const char *file, const void *caller)
+{
+	struct link_map *lm = NULL, *self = NULL;
+	Dl_info info;
+	_Alignas(16) unsigned char b1[SERINFO_MAX], b2[SERINFO_MAX];
+	Dl_serinfo *mine, *theirs;
+	void *h;
+
+	pl->path = file;
+	pl->passthrough = pl->searched = false;
+	if (!file)
+		return;
+	if (strchr(file, '$')) {
+		/* $ORIGIN/$LIB/$PLATFORM expand relative to the caller */
+		pl->passthrough = true;
+		return;
+	}
+	if (!ct_real.dladdr1 || !ct_real.dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm) {
+		pl->passthrough = true;
+		return;
+	}
+	if (!pl->mopen && ct_real.dlinfo) {
+		Lmid_t id = LM_ID_BASE;
+		if (ct_real.dlinfo(lm, RTLD_DI_LMID, &id) == 0 && id != LM_ID_BASE) {
+			pl->mopen = true;
+			pl->lmid = id;
+		}
+	}
+	if (strchr(file, '/'))
+		return; /* a path: the same for every caller */
+	/* already loaded: dlopen matches it by name whoever asks */
+	h = pl->mopen ? ct_real.dlmopen(pl->lmid, file, RTLD_LAZY | RTLD_NOLOAD)
+		      : ct_real.dlopen(file, RTLD_LAZY | RTLD_NOLOAD);
+	if (h) {
+		ct_real.dlclose(h);
+		return;
+	}
+	if (!ct_real.dladdr1((void *)plan_dlopen, &info, (void **)&self, RTLD_DL_LINKMAP) || !self) {
+		pl->passthrough = true;
+		return;
+	}
+	theirs = serinfo(lm, b1);
+	mine = serinfo(self, b2);
+	if (!theirs || !mine) {
+		pl->passthrough = true;
+		return;
+	}
+	if (same_list(theirs, mine))
+		return;
+	if (find_in_list(theirs, file, pl->buf, sizeof pl->buf, NULL)) {
+		pl->path = pl->buf;
+		pl->searched = true;
+		return;
+	}
+	/* not in the caller's own directories; if one of ours has it we would load
+	 * something the caller would not have found */
+	if (find_in_list(mine, file, pl->buf, sizeof pl->buf, theirs))
+		pl->passthrough = true;
+}
+
+/* ---- recording ------------------------------------------------------------------- */
+static void record_dlopen_exit(struct ct_w *w, unsigned call, uint64_t seq, void *h,
+			       const struct dlplan *pl, const char *errtext, bool injected, uint32_t rule)
+{
+	char real[PATH_MAX];
+	struct link_map *lm = NULL;
+	struct stat st;
+	bool have_real = false, have_size = false;
+	uint32_t kind = CT_LIB_OTHER, psz;
+
+	real[0] = 0;
+	if (h && ct_real.dlinfo && ct_real.dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name &&
+	    lm->l_name[0]) {
+		if (realpath(lm->l_name, real))
+			have_real = true;
+		else
+			have_real = snprintf(real, sizeof real, "%s", lm->l_name) > 0;
+	}
+	if (have_real) {
+		kind = ct_lib_kind(real);
+		have_size = stat(real, &st) == 0;
+	} else {
+		kind = ct_lib_kind(pl->path);
+	}
+	psz = ct_fsz(8) + ct_fsz(4) + (have_real ? ct_strsz(real, 1024) : 0) +
+	      (have_size ? ct_fsz(8) : 0) + (pl->searched ? ct_strsz(pl->path, 1024) : 0) +
+	      (errtext ? ct_strsz(errtext, 512) : 0) + (injected ? ct_fsz(8) : 0);
+	if (!ct_w_begin(w, CT_REC_EXIT, call, psz, injected ? CT_RF_INJECTED : 0))
+		return;
+	ct_w_exit(w, seq, (int64_t)(uintptr_t)h, 0);
+	ct_w_u64(w, CT_FLD_HANDLE, (uint64_t)(uintptr_t)h);
+	ct_w_u32(w, CT_FLD_LIBKIND, kind);
+	if (have_real)
+		ct_w_str(w, CT_FLD_REALPATH, real, 1024);
+	if (have_size)
+		ct_w_u64(w, CT_FLD_FILESIZE, (uint64_t)st.st_size);
+	if (pl->searched)
+		ct_w_str(w, CT_FLD_SEARCHED, pl->path, 1024);
+	if (errtext)
+		ct_w_str(w, CT_FLD_DLERROR, errtext, 512);
+	if (injected) {
+		uint32_t inj[2] = { rule, CT_INJ_ERROR };
+		ct_w_field(w, CT_FLD_INJECT, inj, sizeof inj);
+	}
+	ct_w_commit(w);
+}
+
+static void *dlopen_recorded(unsigned call, struct dlplan *pl, const char *file, int flags)
+{
+	struct ct_w w;
+	uint64_t seq = 0;
+	void *h;
+	int saved = errno;
+	bool rec;
+	char injmsg[512];
+	uint32_t rule = 0;
+	bool injected = false;
+	const char *errtext = NULL;
+
+	rec = ct_w_begin(&w, CT_REC_ENTER, call,
+			 ct_strsz(file, 1024) + ct_fsz(4) + (call == CT_CALL_dlmopen ? ct_fsz(8) : 0), 0);
+	if (rec) {
+		seq = w.s.seq;
+		ct_w_str(&w, CT_FLD_LIBNAME, file, 1024);
+		ct_w_u32(&w, CT_FLD_DLFLAGS, (uint32_t)flags);
+		if (call == CT_CALL_dlmopen)
+			ct_w_i64(&w, CT_FLD_LMID, pl->lmid);
+		ct_w_commit(&w);
+	}
+	if (unlikely(ct_inj_active) && ct_inject_dlopen(file, injmsg, sizeof injmsg, &rule)) {
+		injected = true;
+		h = NULL;
+		keep_error(injmsg);
+		errtext = injmsg;
+	} else {
+		errno = saved;
+		h = pl->mopen ? ct_real.dlmopen(pl->lmid, pl->path, flags) : ct_real.dlopen(pl->path, flags);
+		saved = errno;
+		if (!h) {
+			/* read the reason now (it is consumed) and keep it for the program */
+			keep_error(ct_real.dlerror());
+			errtext = dlerr_pending ? dlerr_buf : NULL;
+		}
+	}
+	if (rec)
+		record_dlopen_exit(&w, call, seq, h, pl, errtext, injected, rule);
+	errno = saved;
+	return h;
+}
+
+static __attribute__((noinline)) void *dlopen_slow(const char *file, int flags, struct dlplan *pl)
+{
+	return dlopen_recorded(pl->mopen ? CT_CALL_dlmopen : CT_CALL_dlopen, pl, file, flags);
+}
+
+static inline bool dl_fast(const char *file)
+{
+	if (ct_busy || !lib_interesting(file))
+		return true;
+	ct_ensure_init();
+	return ct_cfg.disabled || !ct_real.dlopen;
+}
+
+CT_EXPORT void *dlopen(const char *file, int flags);
+void *dlopen(const char *file, int flags)
+{
+	struct dlplan pl;
+
+	if (unlikely(!ct_real.dlopen)) {
+		ct_resolve();
+		if (!ct_real.dlopen)
+			return NULL;
+	}
+	if (dl_fast(file) && likely(!ct_inj_active))
+		return ct_real.dlopen(file, flags); /* sibling call: caller preserved */
+	pl.mopen = false;
+	pl.lmid = 0;
+	ct_busy++;
+	internal_begin();
+	plan_dlopen(&pl, file, __builtin_return_address(0));
+	internal_end();
+	ct_busy--;
+	if (pl.passthrough || !lib_interesting(file))
+		return ct_real.dlopen(file, flags);
+	return dlopen_slow(file, flags, &pl);
+}
+
+CT_EXPORT void *dlmopen(Lmid_t lmid, const char *file, int flags);
+void *dlmopen(Lmid_t lmid, const char *file, int flags)
+{
+	struct dlplan pl;
+
+	if (unlikely(!ct_real.dlmopen)) {
+		ct_resolve();
+		if (!ct_real.dlmopen)
+			return NULL;
+	}
+	if (dl_fast(file) && likely(!ct_inj_active))
+		return ct_real.dlmopen(lmid, file, flags);
+	pl.mopen = true;
+	pl.lmid = lmid;
+	ct_busy++;
+	internal_begin();
+	plan_dlopen(&pl, file, __builtin_return_address(0));
+	internal_end();
+	ct_busy--;
+	if (pl.passthrough || !lib_interesting(file))
+		return ct_real.dlmopen(lmid, file, flags);
+	return dlopen_slow(file, flags, &pl);
+}
+
+/* ---- dlsym / dlvsym ------------------------------------------------------------- */
+static __attribute__((noinline)) void *dlsym_slow(void *h, const char *name, const char *ver,
+						  const void *caller)
+{
+	struct ct_w w;
+	uint64_t seq = 0;
+	void *p, *out;
+	int saved = errno;
+	bool rec;
+	unsigned call = ver ? CT_CALL_dlvsym : CT_CALL_dlsym;
+
+	rec = ct_w_begin(&w, CT_REC_ENTER, call,
+			 ct_fsz(8) + ct_strsz(name, 256) + (ver ? ct_strsz(ver, 64) : 0), 0);
+	if (rec) {
+		seq = w.s.seq;
+		ct_w_u64(&w, CT_FLD_HANDLE, (uint64_t)(uintptr_t)h);
+		ct_w_str(&w, CT_FLD_SYMBOL, name, 256);
+		if (ver)
+			ct_w_str(&w, CT_FLD_SYMVER, ver, 64);
+		ct_w_commit(&w);
+	}
+	p = ver ? ct_real.dlvsym(h, name, ver) : ct_real.dlsym(h, name);
+	if (!p && h == RTLD_DEFAULT) {
+		/* RTLD_DEFAULT also covers the caller's own dependencies (its local
+		 * scope); looking up through the caller's link map searches exactly those */
+		struct link_map *lm = NULL;
+		Dl_info info;
+		keep_error(ct_real.dlerror());
+		if (ct_real.dladdr1 && ct_real.dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) && lm) {
+			p = ver ? ct_real.dlvsym(lm, name, ver) : ct_real.dlsym(lm, name);
+			if (p)
+				dlerr_pending = 0;
+			else
+				internal_end();
+		}
+	} else if (!p) {
+		keep_error(ct_real.dlerror());
+	}
+	out = p;
+	if (p && ct_cuda_is_hooked(name)) {
+		ct_busy++;
+		internal_begin();
+		out = ct_cuda_wrap(name, p);
+		internal_end();
+		ct_busy--;
+		if (!out && ct_addr_is_ours(p)) {
+			/* RTLD_DEFAULT found our export but no real definition exists:
+			 * answer as the loader would have without us */
+			char msg[300];
+			snprintf(msg, sizeof msg, "undefined symbol: %s", name);
+			keep_error(msg);
+		} else if (!out) {
+			out = p;
+		}
+	}
+	if (rec && ct_w_begin(&w, CT_REC_EXIT, call, ct_fsz(8) + ct_fsz(4), 0)) {
+		ct_w_exit(&w, seq, (int64_t)(uintptr_t)out, 0);
+		ct_w_u64(&w, CT_FLD_PFN, (uint64_t)(uintptr_t)p);
+		ct_w_u32(&w, CT_FLD_WRAPPED, out && out != p);
+		ct_w_commit(&w);
+	}
+	errno = saved;
+	return out;
+}
+
+CT_EXPORT void *dlsym(void *h, const char *name);
+void *dlsym(void *h, const char *name)
+{
+	if (unlikely(!ct_real.dlsym)) {
+		ct_resolve();
+		if (!ct_real.dlsym)
+			return NULL;
+	}
+	/* RTLD_NEXT is relative to the caller: only a sibling call keeps that */
+	if (h == RTLD_NEXT || ct_busy || !sym_interesting(name))
+		return ct_real.dlsym(h, name);
+	ct_ensure_init();
+	if (ct_cfg.disabled)
+		return ct_real.dlsym(h, name);
+	return dlsym_slow(h, name, NULL, __builtin_return_address(0));
+}
+
+CT_EXPORT void *dlvsym(void *h, const char *name, const char *ver);
+void *dlvsym(void *h, const char *name, const char *ver)
+{
+	if (unlikely(!ct_real.dlvsym)) {
+		ct_resolve();
+		if (!ct_real.dlvsym)
+			return NULL;
+	}
+	const char *v = ver;
+
+	/* glibc declares ver nonnull; a program may still pass NULL */
+	__asm__("" : "+r"(v));
+	if (h == RTLD_NEXT || ct_busy || !sym_interesting(name) || !v)
+		return ct_real.dlvsym(h, name, ver);
+	ct_ensure_init();
+	if (ct_cfg.disabled)
+		return ct_real.dlvsym(h, name, ver);
+	return dlsym_slow(h, name, ver, __builtin_return_address(0));
+}
+
+/* ---- dlclose ------------------------------------------------------------------- */
+static __attribute__((noinline)) int dlclose_slow(void *h)
+{
+	struct link_map *lm = NULL;
+	struct ct_w w;
+	uint64_t seq = 0;
+	int r, saved;
+	bool rec = false;
+
+	ct_busy++;
+	internal_begin();
+	if (ct_real.dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lib_interesting(lm->l_name))
+		lm = NULL;
+	internal_end();
+	ct_busy--;
+	if (lm && ct_w_begin(&w, CT_REC_ENTER, CT_CALL_dlclose,
+			     ct_fsz(8) + ct_strsz(lm->l_name, 1024), 0)) {
+		rec = true;
+		seq = w.s.seq;
+		ct_w_u64(&w, CT_FLD_HANDLE, (uint64_t)(uintptr_t)h);
+		ct_w_str(&w, CT_FLD_REALPATH, lm->l_name, 1024);
+		ct_w_commit(&w);
+	}
+	r = ct_real.dlclose(h);
+	saved = errno;
+	if (rec && ct_w_begin(&w, CT_REC_EXIT, CT_CALL_dlclose, 0, 0)) {
+		ct_w_exit(&w, seq, r, 0);
+		ct_w_commit(&w);
+	}
+	errno = saved;
+	return r;
+}
+
+CT_EXPORT int dlclose(void *h);
+int dlclose(void *h)
+{
+	if (unlikely(!ct_real.dlclose)) {
+		ct_resolve();
+		if (!ct_real.dlclose)
+			return -1;
+	}
+	void *hh = h;
+
+	__asm__("" : "+r"(hh)); /* declared nonnull, may be NULL anyway */
+	if (!hh || ct_busy || !ct_ready || ct_cfg.disabled || !ct_real.dlinfo)
+		return ct_real.dlclose(h);
+	return dlclose_slow(h);
+}

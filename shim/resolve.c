@@ -1,0 +1,316 @@
+/*
+ * Finding the real functions behind our hooks.
+ *
+ * The shim exports dlsym and dlvsym itself, and a reference from inside the
+ * shim to either name binds to the shim's own definition (an unversioned
+ * definition satisfies even a versioned reference such as dlvsym@GLIBC_2.34:
+ * measured here, it recursed forever).  So the one function we need first,
+ * libc's dlvsym, is found without calling any dl* function: we walk the
+ * loaded objects with dl_iterate_phdr and look "dlvsym" up in libc's own
+ * dynamic symbol table (GNU hash, default version).  Every other real
+ * function is then resolved through that pointer, with RTLD_NEXT relative to
+ * the shim, so preloads placed after us (the test rig's fake kernel) chain
+ * correctly.  This is the only file that may call dlsym/dlvsym by name
+ * (tests/check_shim_dlsym.sh enforces it).
+ */
+#include "shim.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+struct ct_real ct_real;
+
+/* ---- raw system calls: never interposed, usable before resolution ------- */
+int ct_sys_open(const char *path, int flags, int mode)
+{
+	return (int)syscall(SYS_openat, AT_FDCWD, path, flags, mode);
+}
+
+int ct_sys_close(int fd)
+{
+	return (int)syscall(SYS_close, fd);
+}
+
+ssize_t ct_sys_read(int fd, void *buf, size_t n)
+{
+	return syscall(SYS_read, fd, buf, n);
+}
+
+ssize_t ct_sys_write(int fd, const void *buf, size_t n)
+{
+	return syscall(SYS_write, fd, buf, n);
+}
+
+pid_t ct_sys_gettid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+ssize_t ct_read_file(const char *path, char *buf, size_t len)
+{
+	int fd = ct_sys_open(path, O_RDONLY | O_CLOEXEC, 0);
+	size_t got = 0;
+
+	if (fd < 0 || len == 0)
+		return -1;
+	while (got + 1 < len) {
+		ssize_t r = ct_sys_read(fd, buf + got, len - 1 - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	ct_sys_close(fd);
+	buf[got] = 0;
+	return (ssize_t)got;
+}
+
+/* ---- libc's dlvsym from its ELF symbol table ----------------------------- */
+static uint32_t gnu_hash(const char *s)
+{
+	uint32_t h = 5381;
+
+	for (; *s; s++)
+		h = h * 33 + (unsigned char)*s;
+	return h;
+}
+
+struct find_sym {
+	const char *name;
+	void *addr;
+};
+
+/* Dynamic-section pointers are relocated in memory by some loaders and not
+ * by others; a value below the load base is still an offset. */
+static uintptr_t dyn_ptr(uintptr_t base, uintptr_t v)
+{
+	return v < base ? v + base : v;
+}
+
+static int find_in_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct find_sym *fs = data;
+	const ElfW(Dyn) *dyn = NULL;
+	const ElfW(Sym) *symtab = NULL;
+	const char *strtab = NULL;
+	const uint32_t *gnuhash = NULL, *sysvhash = NULL;
+	const ElfW(Half) *versym = NULL;
+	uintptr_t base = info->dlpi_addr;
+	const char *n = info->dlpi_name;
+
+	(void)size;
+	if (!n || (!strstr(n, "/libc.so") && !strstr(n, "/libdl.so") &&
+		   strncmp(n, "libc.so", 7) && strncmp(n, "libdl.so", 8)))
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+			dyn = (const ElfW(Dyn) *)(base + info->dlpi_phdr[i].p_vaddr);
+	if (!dyn)
+		return 0;
+	for (; dyn->d_tag != DT_NULL; dyn++) {
+		uintptr_t v = dyn_ptr(base, dyn->d_un.d_ptr);
+		switch (dyn->d_tag) {
+		case DT_SYMTAB: symtab = (const void *)v; break;
+		case DT_STRTAB: strtab = (const void *)v; break;
+		case DT_GNU_HASH: gnuhash = (const void *)v; break;
+		case DT_HASH: sysvhash = (const void *)v; break;
+		case DT_VERSYM: versym = (const void *)v; break;
+		}
+	}
+	if (!symtab || !strtab)
+		return 0;
+
+	if (gnuhash) {
+		uint32_t nbuckets = gnuhash[0], symoffset = gnuhash[1];
+		uint32_t bloom_size = gnuhash[2];
+		const ElfW(Addr) *bloom = (const void *)&gnuhash[4];
+		const uint32_t *buckets = (const void *)&bloom[bloom_size];
+		const uint32_t *chain = &buckets[nbuckets];
+		uint32_t h = gnu_hash(fs->name);
+		uint32_t idx;
+
+		if (!nbuckets)
+			return 0;
+		idx = buckets[h % nbuckets];
+		if (idx < symoffset)
+			return 0;
+		for (;; idx++) {
+			uint32_t h2 = chain[idx - symoffset];
+			const ElfW(Sym) *s = &symtab[idx];
+			/* the default version only: hidden (old) versions have bit 15 */
+			if ((h2 | 1) == (h | 1) && s->st_shndx != SHN_UNDEF &&
+			    !strcmp(strtab + s->st_name, fs->name) &&
+			    !(versym && (versym[idx] & 0x8000))) {
+				fs->addr = (void *)(base + s->st_value);
+				return 1;
+			}
+			if (h2 & 1)
+				break;
+		}
+	} else if (sysvhash) {
+		uint32_t nchain = sysvhash[1];
+		for (uint32_t idx = 0; idx < nchain; idx++) {
+			const ElfW(Sym) *s = &symtab[idx];
+			if (s->st_shndx != SHN_UNDEF && s->st_name &&
+			    !strcmp(strtab + s->st_name, fs->name) &&
+			    !(versym && (versym[idx] & 0x8000))) {
+				fs->addr = (void *)(base + s->st_value);
+				return 1;
+			}
+		}
+	}
+	return 0;
+}
+
+static void *libc_symbol(const char *name)
+{
+	struct find_sym fs = { name, NULL };
+
+	dl_iterate_phdr(find_in_object, &fs);
+	return fs.addr;
+}
+
+/* glibc moved the dl* functions into libc at 2.34; older ones live in libdl
+ * at the base version of the architecture. */
+static const char *const dl_versions[] = { "GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17", "GLIBC_2.3.4",
+					   "GLIBC_2.3.3", NULL };
+
+static void *real_dl(const char *name)
+{
+	for (int i = 0; dl_versions[i]; i++) {
+		void *p = ct_real.dlvsym(RTLD_NEXT, name, dl_versions[i]);
+		if (p)
+			return p;
+	}
+	return NULL;
+}
+
+static int resolve_state; /* 0 not yet, 1 running, 2 done */
+
+void ct_resolve(void)
+{
+	int expected = 0;
+
+	if (__atomic_load_n(&resolve_state, __ATOMIC_ACQUIRE) == 2)
+		return;
+	if (!__atomic_compare_exchange_n(&resolve_state, &expected, 1, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return; /* another thread (or we, re-entered) is resolving: hooks fall back to syscalls */
+
+	ct_busy++;
+	ct_real.dlvsym = libc_symbol("dlvsym");
+	if (ct_real.dlvsym) {
+		/* our own dlvsym hook may sit in front of libc's for later preloads */
+		void *next = real_dl("dlvsym");
+		if (next && !ct_addr_is_ours(next))
+			ct_real.dlvsym = next;
+		ct_real.dlsym = real_dl("dlsym");
+		ct_real.dlopen = real_dl("dlopen");
+		ct_real.dlmopen = real_dl("dlmopen");
+		ct_real.dlclose = real_dl("dlclose");
+		ct_real.dlerror = real_dl("dlerror");
+		ct_real.dladdr1 = real_dl("dladdr1");
+		ct_real.dlinfo = real_dl("dlinfo");
+	}
+	if (ct_real.dlsym) {
+#define R(f) ct_real.f = (__typeof__(ct_real.f))ct_real.dlsym(RTLD_NEXT, #f)
+		R(open); R(open64); R(openat); R(openat64);
+		R(__open_2); R(__open64_2); R(__openat_2); R(__openat64_2);
+		R(close); R(ioctl); R(fstat);
+#undef R
+	}
+	ct_busy--;
+	__atomic_store_n(&resolve_state, 2, __ATOMIC_RELEASE);
+}
+
+/* ---- our own address range ------------------------------------------------ */
+static uintptr_t self_lo, self_hi;
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *data)
+{
+	uintptr_t me = (uintptr_t)data;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && me >= lo && me < lo + ph->p_memsz) {
+			uintptr_t a = UINTPTR_MAX, b = 0;
+			for (int j = 0; j < info->dlpi_phnum; j++) {
+				const ElfW(Phdr) *q = &info->dlpi_phdr[j];
+				if (q->p_type != PT_LOAD)
+					continue;
+				if (info->dlpi_addr + q->p_vaddr < a)
+					a = info->dlpi_addr + q->p_vaddr;
+				if (info->dlpi_addr + q->p_vaddr + q->p_memsz > b)
+					b = info->dlpi_addr + q->p_vaddr + q->p_memsz;
+			}
+			self_lo = a;
+			self_hi = b;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+bool ct_addr_is_ours(const void *addr)
+{
+	if (!self_hi)
+		dl_iterate_phdr(find_self, (void *)(uintptr_t)&ct_addr_is_ours);
+	return (uintptr_t)addr >= self_lo && (uintptr_t)addr < self_hi;
+}
+
+/* ---- next definition of a CUDA symbol -------------------------------------- */
+struct find_lib {
+	const char *hint;
+	const char *name;
+	void *addr;
+};
+
+static int find_in_lib(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct find_lib *fl = data;
+	void *h, *p;
+
+	(void)size;
+	if (!info->dlpi_name || !*info->dlpi_name || !strstr(info->dlpi_name, fl->hint))
+		return 0;
+	/* RTLD_NOLOAD only takes a reference on an object that is already there */
+	h = ct_real.dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		return 0;
+	p = ct_real.dlsym(h, fl->name);
+	ct_real.dlclose(h);
+	if (p && !ct_addr_is_ours(p)) {
+		fl->addr = p;
+		return 1;
+	}
+	return 0;
+}
+
+void *ct_resolve_next(const char *name, const char *lib_hint)
+{
+	void *p;
+
+	ct_ensure_init();
+	if (!ct_real.dlsym)
+		return NULL;
+	p = ct_real.dlsym(RTLD_NEXT, name);
+	if (p && !ct_addr_is_ours(p))
+		return p;
+	if (lib_hint && ct_real.dlopen) {
+		struct find_lib fl = { lib_hint, name, NULL };
+		ct_busy++;
+		dl_iterate_phdr(find_in_lib, &fl);
+		ct_busy--;
+		return fl.addr;
+	}
+	return NULL;
+}

@@ -1,0 +1,167 @@
+/*
+ * Internal interfaces of libcutrace.so.  Nothing here is exported: the
+ * version script (shim.map) lists the only public names.
+ *
+ * Rules for every function reachable from a hook (see style.md):
+ *  - no malloc, no stdio, no locks on the recording path;
+ *  - errno is saved on entry and restored before returning to the program;
+ *  - never exit or abort: on internal failure mark the trace degraded and
+ *    pass the call through;
+ *  - the shim's own file I/O uses raw system calls (ct_sys_*), so it never
+ *    re-enters a hook and works before the real symbols are resolved.
+ */
+#ifndef CT_SHIM_H
+#define CT_SHIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cutrace/format.h"
+#include "ring.h"
+
+#define CT_HIDDEN __attribute__((visibility("hidden")))
+#define CT_EXPORT __attribute__((visibility("default")))
+#define likely(x)   __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#define CT_TLS __thread __attribute__((tls_model("initial-exec")))
+
+/* ---- real functions (resolve.c) --------------------------------------- */
+struct stat;
+struct ct_real {
+	int (*open)(const char *, int, ...);
+	int (*open64)(const char *, int, ...);
+	int (*openat)(int, const char *, int, ...);
+	int (*openat64)(int, const char *, int, ...);
+	int (*__open_2)(const char *, int);
+	int (*__open64_2)(const char *, int);
+	int (*__openat_2)(int, const char *, int);
+	int (*__openat64_2)(int, const char *, int);
+	int (*close)(int);
+	int (*ioctl)(int, unsigned long, ...);
+	int (*fstat)(int, struct stat *);
+	void *(*dlopen)(const char *, int);
+	void *(*dlmopen)(long, const char *, int);
+	void *(*dlsym)(void *, const char *);
+	void *(*dlvsym)(void *, const char *, const char *);
+	int (*dlclose)(void *);
+	char *(*dlerror)(void);
+	int (*dladdr1)(const void *, void *, void **, int);
+	int (*dlinfo)(void *, int, void *);
+};
+extern struct ct_real ct_real CT_HIDDEN;
+
+/* Resolve every real function once; idempotent, safe from any hook. */
+void ct_resolve(void) CT_HIDDEN;
+/* The next definition of a CUDA/NVML symbol after ours: RTLD_NEXT first, then
+ * every loaded object whose name contains lib_hint (RTLD_LOCAL loads). */
+void *ct_resolve_next(const char *name, const char *lib_hint) CT_HIDDEN;
+/* true when addr lies inside libcutrace.so */
+bool ct_addr_is_ours(const void *addr) CT_HIDDEN;
+
+/* ---- raw system calls ---------------------------------------------------- */
+int ct_sys_open(const char *path, int flags, int mode) CT_HIDDEN;
+int ct_sys_close(int fd) CT_HIDDEN;
+ssize_t ct_sys_read(int fd, void *buf, size_t n) CT_HIDDEN;
+ssize_t ct_sys_write(int fd, const void *buf, size_t n) CT_HIDDEN;
+pid_t ct_sys_gettid(void) CT_HIDDEN;
+/* read a whole small file into buf (NUL-terminated); returns length or -1 */
+ssize_t ct_read_file(const char *path, char *buf, size_t len) CT_HIDDEN;
+
+/* ---- process state and trace (trace.c) ---------------------------------- */
+struct ct_config {
+	char dir[512];          /* trace directory */
+	uint64_t size;          /* trace file size */
+	int debug;              /* CUTRACE_DEBUG level */
+	bool disabled;          /* CUTRACE_DISABLE or AT_SECURE */
+	bool secure;            /* AT_SECURE: stay inert */
+};
+extern struct ct_config ct_cfg CT_HIDDEN;
+extern volatile int ct_ready CT_HIDDEN;      /* config read, reals resolved */
+extern uint32_t ct_drv_code CT_HIDDEN;        /* kernel driver version code, 0 unknown */
+
+void ct_init(void) CT_HIDDEN;                /* idempotent lazy initialisation */
+static inline void ct_ensure_init(void)
+{
+	if (unlikely(!ct_ready))
+		ct_init();
+}
+
+/* per-thread guard: >0 while the shim itself is working */
+extern CT_TLS int ct_busy CT_HIDDEN;
+pid_t ct_tid(void) CT_HIDDEN;
+uint64_t ct_now_ns(void) CT_HIDDEN;
+
+/* Printf-like to stderr, only with CUTRACE_DEBUG >= level; warn() always
+ * (used for the one-line warnings the user must see). */
+void ct_log(int level, const char *fmt, ...) CT_HIDDEN __attribute__((format(printf, 2, 3)));
+void ct_warn_once(const char *fmt, ...) CT_HIDDEN __attribute__((format(printf, 1, 2)));
+void ct_mark_degraded(const char *why) CT_HIDDEN;
+
+/*
+ * Record writer.  ct_w_begin reserves a record of the given payload size
+ * (fields only; the record header, and for exits struct cutrace_exit, are
+ * added here) and creates the trace file on first use.  Returns false when
+ * nothing can be recorded (tracing off, file failed, record too big): the
+ * caller then just skips its ct_w_* calls.
+ */
+struct ct_w {
+	struct ct_slot s;
+	unsigned char *p;
+	unsigned char *end;
+};
+bool ct_w_begin(struct ct_w *w, unsigned type, unsigned call, uint32_t payload, uint32_t flags) CT_HIDDEN;
+void ct_w_exit(struct ct_w *w, uint64_t enter_seq, int64_t ret, int err) CT_HIDDEN;
+void ct_w_field(struct ct_w *w, uint16_t tag, const void *data, uint32_t len) CT_HIDDEN;
+/* reserve a field of len bytes and return where to write its data */
+unsigned char *ct_w_field_space(struct ct_w *w, uint16_t tag, uint32_t len) CT_HIDDEN;
+void ct_w_flags(struct ct_w *w, uint32_t flags) CT_HIDDEN;
+void ct_w_commit(struct ct_w *w) CT_HIDDEN;
+static inline uint32_t ct_fsz(uint32_t len) { return ct_field_size(len); }
+static inline uint32_t ct_strsz(const char *s, uint32_t cap)
+{
+	uint32_t n = 0;
+	while (s && s[n] && n < cap)
+		n++;
+	return ct_fsz(n);
+}
+/* string field bounded by cap bytes */
+void ct_w_str(struct ct_w *w, uint16_t tag, const char *s, uint32_t cap) CT_HIDDEN;
+void ct_w_u32(struct ct_w *w, uint16_t tag, uint32_t v) CT_HIDDEN;
+void ct_w_u64(struct ct_w *w, uint16_t tag, uint64_t v) CT_HIDDEN;
+void ct_w_i64(struct ct_w *w, uint16_t tag, int64_t v) CT_HIDDEN;
+
+/* A one-record note (CT_REC_NOTE) with free text. */
+void ct_note(const char *text) CT_HIDDEN;
+
+/* true once the first record is wanted; cheap test used to skip work */
+bool ct_tracing(void) CT_HIDDEN;
+
+/* ---- fd table (hooks_io.c) ----------------------------------------------- */
+#define CT_MAX_FDS 65536
+extern uint32_t ct_fdnode[CT_MAX_FDS] CT_HIDDEN;   /* CT_NODE_* << 16 | minor */
+static inline uint32_t ct_fd_node(int fd)
+{
+	return (unsigned)fd < CT_MAX_FDS ? ct_fdnode[fd] : 0;
+}
+/* classify a path under /dev: CT_NODE_* << 16 | minor, or 0 */
+uint32_t ct_classify_path(const char *path) CT_HIDDEN;
+
+/* ---- ioctl capture (capture.c) ------------------------------------------- */
+/* copy n bytes of program memory without ever faulting; returns bytes copied
+ * or -1 when the memory is not readable */
+ssize_t ct_safe_copy(void *dst, const void *src, size_t n) CT_HIDDEN;
+struct ct_ioc;   /* per-call capture state, defined in capture.c */
+void ct_ioctl_record(int fd, uint32_t node, unsigned long req, void *arg) CT_HIDDEN;
+
+/* ---- fault injection (inject.c) ------------------------------------------ */
+extern int ct_inj_active CT_HIDDEN;   /* 0: no rules, every check is skipped */
+void ct_inject_init(void) CT_HIDDEN;
+void ct_inject_after_fork(void) CT_HIDDEN;
+
+/* ---- dlopen bookkeeping (hooks_dl.c) ------------------------------------- */
+/* CT_LIB_* of a library file name (basename compared) */
+unsigned ct_lib_kind(const char *file) CT_HIDDEN;
+
+#endif

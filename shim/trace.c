@@ -1,0 +1,697 @@
+/*
+ * Process state, the trace file and the record writer.
+ *
+ * The trace file is created lazily, by the first event worth recording (an
+ * open of /dev/nvidia*, a dlopen of a CUDA library, a driver call): programs
+ * that never touch CUDA leave no file and pay nothing.  The file is
+ * fallocated in full before it is mapped, so a full disk or a file-size limit
+ * turns into "no trace" at creation time instead of SIGBUS/SIGXFSZ later, and
+ * its fd is closed right after mmap(MAP_SHARED): a program that closes every
+ * fd cannot take it away, and every committed record is in the page cache the
+ * moment it is written, so it survives SIGKILL, SIGSEGV and abort.
+ */
+#include "shim.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+CT_EXPORT const char cutrace_version[] = CUTRACE_VERSION;
+
+struct ct_config ct_cfg;
+volatile int ct_ready;
+uint32_t ct_drv_code;
+CT_TLS int ct_busy;
+static CT_TLS pid_t tls_tid;
+
+#define CT_DEFAULT_SIZE (16u << 20)
+#define CT_MIN_SIZE     (256u << 10)
+#define CT_MAX_SIZE     (1u << 30)
+#define CT_CTX_CAP      (28u << 10)
+
+/* trace states */
+enum { TS_NONE, TS_CREATING, TS_ACTIVE, TS_FAILED };
+static int trace_state;
+static pid_t creator_tid;
+static struct ct_ring ring;
+static void *trace_map;
+static size_t trace_len;
+static pid_t ct_pid;
+static uint64_t start_mono, start_real;
+static int is_fork_child;
+
+pid_t ct_tid(void)
+{
+	if (unlikely(!tls_tid))
+		tls_tid = ct_sys_gettid();
+	return tls_tid;
+}
+
+uint64_t ct_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- logging: a stack buffer and one write(2); no stdio streams ---------- */
+static void vlog(const char *fmt, va_list ap)
+{
+	char buf[512];
+	int saved = errno;
+	int n = snprintf(buf, sizeof buf, "cutrace[%d]: ", (int)getpid());
+
+	if (n < 0)
+		n = 0;
+	int m = vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
+	if (m < 0)
+		m = 0;
+	n += m;
+	if ((size_t)n > sizeof buf - 2)
+		n = (int)sizeof buf - 2;
+	buf[n++] = '\n';
+	ct_sys_write(2, buf, (size_t)n);
+	errno = saved;
+}
+
+void ct_log(int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ct_cfg.debug < level)
+		return;
+	va_start(ap, fmt);
+	vlog(fmt, ap);
+	va_end(ap);
+}
+
+/* strerror() may translate, and translation may allocate: use the plain
+ * English description glibc keeps in a table. */
+static const char *ct_strerror(int e)
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
+	const char *s = strerrordesc_np(e);
+	if (s)
+		return s;
+#endif
+	static CT_TLS char buf[24];
+	snprintf(buf, sizeof buf, "error %d", e);
+	return buf;
+}
+
+static int warned;
+
+void ct_warn_once(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED) && ct_cfg.debug < 1)
+		return;
+	va_start(ap, fmt);
+	vlog(fmt, ap);
+	va_end(ap);
+}
+
+/* ---- configuration ---------------------------------------------------------- */
+static uint64_t parse_size(const char *s, uint64_t dflt)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s)
+		return dflt;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return dflt;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	}
+	if (*end)
+		return dflt;
+	if (v < CT_MIN_SIZE)
+		v = CT_MIN_SIZE;
+	if (v > CT_MAX_SIZE)
+		v = CT_MAX_SIZE;
+	return v;
+}
+
+static void read_config(void)
+{
+	const char *d = getenv("CUTRACE_DIR");
+	const char *dbg = getenv("CUTRACE_DEBUG");
+	const char *off = getenv("CUTRACE_DISABLE");
+
+	ct_cfg.secure = getauxval(AT_SECURE) != 0;
+	ct_cfg.disabled = ct_cfg.secure || (off && *off && strcmp(off, "0"));
+	ct_cfg.debug = dbg ? atoi(dbg) : 0;
+	if (ct_cfg.debug < 0 || ct_cfg.debug > 9)
+		ct_cfg.debug = 0;
+	ct_cfg.size = parse_size(getenv("CUTRACE_SIZE"), CT_DEFAULT_SIZE);
+	if (d && *d && strlen(d) < sizeof ct_cfg.dir - 64)
+		snprintf(ct_cfg.dir, sizeof ct_cfg.dir, "%s", d);
+	else
+		snprintf(ct_cfg.dir, sizeof ct_cfg.dir, "/tmp/cutrace-%u", (unsigned)geteuid());
+}
+
+static void atfork_child(void);
+static void on_exit_handler(void);
+
+static int init_state; /* 0, 1 running, 2 done */
+
+void ct_init(void)
+{
+	int expected = 0;
+	int saved = errno;
+
+	if (!__atomic_compare_exchange_n(&init_state, &expected, 1, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		errno = saved;
+		return; /* done, or running on this or another thread */
+	}
+	ct_busy++;
+	start_mono = ct_now_ns();
+	start_real = real_ns();
+	ct_pid = getpid();
+	read_config();
+	ct_resolve();
+	if (!ct_cfg.disabled) {
+		ct_inject_init();
+		pthread_atfork(NULL, NULL, atfork_child);
+		atexit(on_exit_handler);
+	}
+	ct_busy--;
+	__atomic_store_n(&init_state, 2, __ATOMIC_RELEASE);
+	ct_ready = 1;
+	errno = saved;
+}
+
+/* Priority 101: before ordinary constructors; hooks called even earlier
+ * (other preloads' constructors) initialise lazily through ct_ensure_init. */
+__attribute__((constructor(101))) static void ct_constructor(void)
+{
+	ct_init();
+}
+
+static void on_exit_handler(void)
+{
+	struct cutrace_header *h = ring.hdr;
+
+	if (h && __atomic_load_n(&trace_state, __ATOMIC_ACQUIRE) == TS_ACTIVE &&
+	    ct_pid == getpid())
+		__atomic_fetch_or(&h->flags, CT_HF_EXITED, __ATOMIC_RELEASE);
+}
+
+/*
+ * fork: the child must never append to the parent's mapping.  It drops the
+ * mapping and starts over; its own file is created lazily like any process's.
+ */
+static void atfork_child(void)
+{
+	if (trace_map)
+		munmap(trace_map, trace_len);
+	trace_map = NULL;
+	memset(&ring, 0, sizeof ring);
+	tls_tid = 0;
+	ct_pid = getpid();
+	start_mono = ct_now_ns();
+	start_real = real_ns();
+	is_fork_child = 1;
+	__atomic_store_n(&trace_state, TS_NONE, __ATOMIC_RELEASE);
+	ct_inject_after_fork();
+}
+
+void ct_mark_degraded(const char *why)
+{
+	if (ring.hdr)
+		__atomic_fetch_or(&ring.hdr->flags, CT_HF_DEGRADED, __ATOMIC_RELAXED);
+	ct_log(1, "degraded: %s", why);
+}
+
+/* ---- trace file creation ---------------------------------------------------- */
+
+/* Refuse a directory we do not own or that others may write without the
+ * sticky bit: someone else could plant or swap our trace files there. */
+static int dir_ok(const char *dir, char *why, size_t whylen)
+{
+	struct stat st;
+
+	if (stat(dir, &st) < 0) {
+		snprintf(why, whylen, "%s: %s", dir, ct_strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(why, whylen, "%s is not a directory", dir);
+		return -1;
+	}
+	if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
+		snprintf(why, whylen, "%s is world-writable without the sticky bit", dir);
+		return -1;
+	}
+	if (st.st_uid != geteuid() && st.st_uid != 0) {
+		snprintf(why, whylen, "%s is owned by uid %u, not by us", dir, (unsigned)st.st_uid);
+		return -1;
+	}
+	return 0;
+}
+
+static void sanitize(char *s)
+{
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '-' || *s == '.' || *s == '_'))
+			*s = '_';
+}
+
+/* the largest size <= want that RLIMIT_FSIZE allows (truncate past it raises SIGXFSZ) */
+static uint64_t size_within_rlimit(uint64_t want)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    (uint64_t)rl.rlim_cur < want)
+		return (uint64_t)rl.rlim_cur & ~(uint64_t)4095;
+	return want;
+}
+
+/* ---- process context ---------------------------------------------------------- */
+struct ctxw {
+	unsigned char *p, *end;
+	unsigned char *base;
+};
+
+static void ctx_put(struct ctxw *c, uint16_t tag, const void *data, size_t len)
+{
+	if (len > 0xfff0)
+		len = 0xfff0;
+	if ((size_t)(c->end - c->p) < ct_field_size((uint32_t)len))
+		return; /* context full: the rest is skipped, not truncated mid-field */
+	c->p = ct_put_field(c->p, tag, data, (uint16_t)len);
+}
+
+static void ctx_str(struct ctxw *c, uint16_t tag, const char *s, size_t cap)
+{
+	size_t n = strnlen(s, cap);
+	ctx_put(c, tag, s, n);
+}
+
+/* allowlist: only variables that decide CUDA start-up; never secrets */
+static bool env_allowed(const char *e)
+{
+	static const char *const exact[] = {
+		"LD_LIBRARY_PATH", "LD_PRELOAD", "RANK", "LOCAL_RANK", "WORLD_SIZE",
+		"LOCAL_WORLD_SIZE", "GROUP_RANK", "NODE_RANK", "SLURM_PROCID", "SLURM_LOCALID",
+		"SLURM_JOB_ID", "SLURM_NODEID", "SLURM_STEP_GPUS", "SLURM_JOB_GPUS",
+		"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "PMI_RANK", "PMIX_RANK",
+		"MV2_COMM_WORLD_RANK", "GPU_DEVICE_ORDINAL", "PYTORCH_CUDA_ALLOC_CONF",
+		"TORCHELASTIC_RUN_ID", "MASTER_PORT", "NCCL_NVLS_ENABLE", "NCCL_DEBUG",
+		"NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE", "NCCL_IB_DISABLE", NULL };
+	static const char *const prefix[] = { "CUDA_", "NVIDIA_", "CUTRACE_", "__NV_", NULL };
+	const char *eq = strchr(e, '=');
+	size_t n;
+
+	if (!eq)
+		return false;
+	n = (size_t)(eq - e);
+	/* belt and braces: nothing that looks like a credential, whatever its prefix */
+	for (const char *w = e; w < eq; w++)
+		if (!strncmp(w, "TOKEN", 5) || !strncmp(w, "SECRET", 6) ||
+		    !strncmp(w, "PASSW", 5) || !strncmp(w, "KEY", 3) || !strncmp(w, "CREDENTIAL", 10))
+			return false;
+	for (int i = 0; exact[i]; i++)
+		if (strlen(exact[i]) == n && !strncmp(e, exact[i], n))
+			return true;
+	for (int i = 0; prefix[i]; i++)
+		if (!strncmp(e, prefix[i], strlen(prefix[i])))
+			return true;
+	return false;
+}
+
+static void read_driver_version(const char *text)
+{
+	/* first token N.N[.N] after the title (fact sheet §8: parse, don't index) */
+	for (const char *p = text; *p; p++) {
+		unsigned a = 0, b = 0, c = 0;
+		int n = 0;
+		if ((p == text || p[-1] == ' ') && *p >= '0' && *p <= '9' &&
+		    sscanf(p, "%u.%u%n", &a, &b, &n) == 2 && n > 2 && p[n - 1] != '.') {
+			const char *q = p + n;
+			if (*q == '.') {
+				int m = 0;
+				if (sscanf(q, ".%u%n", &c, &m) == 1)
+					q += m;
+			}
+			if (a >= 100 && a < 10000 && b < 1000 && c < 1000 && (*q == ' ' || *q == '\n' || !*q)) {
+				ct_drv_code = a * 1000000u + b * 1000u + c;
+				return;
+			}
+		}
+	}
+}
+
+static void fill_context(struct cutrace_header *h)
+{
+	struct ctxw c;
+	struct utsname u;
+	char buf[4096];
+	ssize_t n;
+
+	c.base = (unsigned char *)trace_map + h->ctx_off;
+	c.p = c.base;
+	c.end = c.base + h->ctx_cap;
+
+	n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+	if (n > 0)
+		ctx_put(&c, CT_CTX_EXE, buf, (size_t)n);
+	n = ct_read_file("/proc/self/cmdline", buf, sizeof buf);
+	if (n > 0) {
+		uint32_t full = (uint32_t)n;
+		if ((size_t)n >= sizeof buf - 1) {
+			/* bounded: count the rest without keeping it */
+			int fd = ct_sys_open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC, 0);
+			char tmp[1024];
+			ssize_t r;
+			full = 0;
+			while (fd >= 0 && (r = ct_sys_read(fd, tmp, sizeof tmp)) > 0)
+				full += (uint32_t)r;
+			if (fd >= 0)
+				ct_sys_close(fd);
+		}
+		ctx_put(&c, CT_CTX_CMDLINE, buf, (size_t)n);
+		ctx_put(&c, CT_CTX_CMDLINE_LEN, &full, sizeof full);
+	}
+	if (uname(&u) == 0) {
+		ctx_str(&c, CT_CTX_HOST, u.nodename, sizeof u.nodename);
+		ctx_str(&c, CT_CTX_KERNEL, u.release, sizeof u.release);
+		ctx_str(&c, CT_CTX_MACHINE, u.machine, sizeof u.machine);
+	}
+	if (getcwd(buf, sizeof buf))
+		ctx_str(&c, CT_CTX_CWD, buf, sizeof buf);
+	n = ct_read_file("/proc/driver/nvidia/version", buf, 1024);
+	if (n > 0) {
+		ctx_put(&c, CT_CTX_NV_VERSION, buf, (size_t)n);
+		read_driver_version(buf);
+	}
+	n = ct_read_file("/sys/module/nvidia/version", buf, 256);
+	if (n > 0) {
+		ctx_put(&c, CT_CTX_NV_MODVERSION, buf, (size_t)n);
+		if (!ct_drv_code)
+			read_driver_version(buf);
+	}
+	/* the NVIDIA lines of /proc/devices: dynamic majors of uvm, caps, ... */
+	n = ct_read_file("/proc/devices", buf, sizeof buf);
+	if (n > 0) {
+		char *line = buf, *nl;
+		for (; line && *line; line = nl) {
+			nl = strchr(line, '\n');
+			if (nl)
+				*nl++ = 0;
+			if (strstr(line, "nvidia"))
+				ctx_str(&c, CT_CTX_DEVICES, line, 128);
+		}
+	}
+	for (char **e = environ; e && *e; e++)
+		if (env_allowed(*e))
+			ctx_str(&c, CT_CTX_ENV, *e, 2048);
+	h->ctx_len = (uint64_t)(c.p - c.base);
+}
+
+static int create_trace(void)
+{
+	char path[768], host[128] = "host", why[1024];
+	struct utsname u;
+	struct cutrace_header *h;
+	uint64_t size = size_within_rlimit(ct_cfg.size);
+	int fd = -1, err;
+
+	if (uname(&u) == 0)
+		snprintf(host, sizeof host, "%s", u.nodename);
+	sanitize(host);
+
+	/* the directory: create it (0700) if missing, then check it */
+	if (mkdir(ct_cfg.dir, 0700) < 0 && errno != EEXIST) {
+		snprintf(why, sizeof why, "cannot create %s: %s", ct_cfg.dir, ct_strerror(errno));
+		goto fail;
+	}
+	if (dir_ok(ct_cfg.dir, why, sizeof why) < 0)
+		goto fail;
+	if (size < CT_MIN_SIZE) {
+		snprintf(why, sizeof why, "file size limit too small for a trace");
+		goto fail;
+	}
+
+	for (int attempt = 0; attempt < 8 && fd < 0; attempt++) {
+		if (attempt == 0)
+			snprintf(path, sizeof path, "%s/%s-%d-%llu.cutrace", ct_cfg.dir, host,
+				 (int)ct_pid, (unsigned long long)start_real);
+		else
+			snprintf(path, sizeof path, "%s/%s-%d-%llu-%d.cutrace", ct_cfg.dir, host,
+				 (int)ct_pid, (unsigned long long)start_real, attempt);
+		fd = ct_sys_open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
+	if (fd < 0) {
+		snprintf(why, sizeof why, "cannot create a trace file in %s: %s", ct_cfg.dir,
+			 ct_strerror(errno));
+		goto fail;
+	}
+	/* reserve the blocks now; halve on ENOSPC down to the minimum */
+	for (;;) {
+		err = posix_fallocate(fd, 0, (off_t)size);
+		if (err == 0)
+			break;
+		if (err == EOPNOTSUPP || err == EINVAL) {
+			/* no fallocate here: a sparse file would risk SIGBUS on a full disk */
+			snprintf(why, sizeof why, "%s cannot preallocate files (%s)", ct_cfg.dir, ct_strerror(err));
+			goto fail_unlink;
+		}
+		if (err == ENOSPC && size / 2 >= CT_MIN_SIZE) {
+			size /= 2;
+			continue;
+		}
+		snprintf(why, sizeof why, "cannot allocate %llu bytes in %s: %s",
+			 (unsigned long long)size, ct_cfg.dir, ct_strerror(err));
+		goto fail_unlink;
+	}
+	trace_map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (trace_map == MAP_FAILED) {
+		trace_map = NULL;
+		snprintf(why, sizeof why, "cannot map %s: %s", path, ct_strerror(errno));
+		goto fail_unlink;
+	}
+	ct_sys_close(fd);
+	trace_len = size;
+
+	h = trace_map;
+	if (ct_ring_layout(h, size, CT_CTX_CAP) < 0) {
+		snprintf(why, sizeof why, "trace size too small");
+		munmap(trace_map, size);
+		trace_map = NULL;
+		unlink(path);
+		goto fail;
+	}
+	h->endian = CUTRACE_ENDIAN_PROBE;
+	h->version_major = CUTRACE_VERSION_MAJOR;
+	h->version_minor = CUTRACE_VERSION_MINOR;
+	h->header_size = sizeof *h;
+	h->slot_size = CUTRACE_SLOT_SIZE;
+	h->word_size = sizeof(void *);
+	h->pid = (uint32_t)ct_pid;
+	h->ppid = (uint32_t)getppid();
+	h->uid = getuid();
+	h->gid = getgid();
+	h->euid = geteuid();
+	h->egid = getegid();
+	h->start_realtime_ns = start_real;
+	h->start_mono_ns = start_mono;
+	h->create_realtime_ns = real_ns();
+	h->create_mono_ns = ct_now_ns();
+	h->writer_version = 100; /* 0.1.0 */
+	if (is_fork_child)
+		h->flags |= CT_HF_FORKED;
+	if (ct_inj_active)
+		h->flags |= CT_HF_INJECT;
+	fill_context(h);
+	ct_ring_attach(&ring, trace_map);
+	/* the magic last: a reader never sees a half-initialised header as valid */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	memcpy(h->magic, CUTRACE_MAGIC, 8);
+	ct_log(1, "tracing to %s (%llu bytes)", path, (unsigned long long)size);
+	return 0;
+
+fail_unlink:
+	unlink(path);
+	ct_sys_close(fd);
+fail:
+	ct_warn_once("tracing disabled: %s", why);
+	return -1;
+}
+
+/* Returns true when the trace is active, creating it on first use. */
+static bool trace_get(void)
+{
+	int st = __atomic_load_n(&trace_state, __ATOMIC_ACQUIRE);
+
+	if (likely(st == TS_ACTIVE))
+		return true;
+	if (st == TS_FAILED || ct_cfg.disabled || !ct_ready)
+		return false;
+	if (st == TS_NONE) {
+		int expected = TS_NONE;
+		if (__atomic_compare_exchange_n(&trace_state, &expected, TS_CREATING, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			int saved = errno;
+			creator_tid = ct_tid();
+			ct_busy++;
+			int r = create_trace();
+			ct_busy--;
+			errno = saved;
+			__atomic_store_n(&trace_state, r == 0 ? TS_ACTIVE : TS_FAILED,
+					 __ATOMIC_RELEASE);
+			return r == 0;
+		}
+	}
+	/* another thread is creating the file: wait a little, unless it is us
+	 * (a signal handler interrupting the creation) */
+	if (creator_tid == ct_tid())
+		return false;
+	for (int i = 0; i < 2000; i++) {
+		st = __atomic_load_n(&trace_state, __ATOMIC_ACQUIRE);
+		if (st != TS_CREATING)
+			return st == TS_ACTIVE;
+		sched_yield();
+	}
+	return false;
+}
+
+bool ct_tracing(void)
+{
+	return !ct_cfg.disabled && ct_ready &&
+	       __atomic_load_n(&trace_state, __ATOMIC_RELAXED) != TS_FAILED;
+}
+
+/* ---- record writer ----------------------------------------------------------- */
+bool ct_w_begin(struct ct_w *w, unsigned type, unsigned call, uint32_t payload, uint32_t flags)
+{
+	uint32_t size = (uint32_t)sizeof(struct cutrace_record) + payload;
+
+	w->p = w->end = NULL;
+	if (type == CT_REC_EXIT)
+		size += sizeof(struct cutrace_exit);
+	if (!trace_get())
+		return false;
+	if (ct_ring_reserve(&ring, size, &w->s) < 0)
+		return false;
+	struct cutrace_record *r = w->s.rec;
+	r->t_ns = ct_now_ns();
+	r->type = (uint16_t)type;
+	r->call = (uint16_t)call;
+	r->tid = (uint32_t)ct_tid();
+	r->flags = flags;
+	w->p = (unsigned char *)(r + 1);
+	w->end = (unsigned char *)r + size;
+	return true;
+}
+
+void ct_w_exit(struct ct_w *w, uint64_t enter_seq, int64_t ret, int err)
+{
+	struct cutrace_exit x = { enter_seq, ret, err, 0 };
+
+	if (!w->p || (size_t)(w->end - w->p) < sizeof x)
+		return;
+	memcpy(w->p, &x, sizeof x);
+	w->p += sizeof x;
+}
+
+void ct_w_field(struct ct_w *w, uint16_t tag, const void *data, uint32_t len)
+{
+	if (!w->p || len > 0xffff || (size_t)(w->end - w->p) < ct_field_size(len))
+		return;
+	w->p = ct_put_field(w->p, tag, data, (uint16_t)len);
+}
+
+unsigned char *ct_w_field_space(struct ct_w *w, uint16_t tag, uint32_t len)
+{
+	struct cutrace_field f = { tag, (uint16_t)len };
+	unsigned char *d;
+
+	if (!w->p || len > 0xffff || (size_t)(w->end - w->p) < ct_field_size(len))
+		return NULL;
+	memcpy(w->p, &f, sizeof f);
+	d = w->p + sizeof f;
+	for (uint32_t i = len; i < CT_FIELD_PAD(len); i++)
+		d[i] = 0;
+	w->p = d + CT_FIELD_PAD(len);
+	return d;
+}
+
+void ct_w_str(struct ct_w *w, uint16_t tag, const char *s, uint32_t cap)
+{
+	uint32_t n = 0;
+
+	while (s && s[n] && n < cap)
+		n++;
+	ct_w_field(w, tag, s, n);
+}
+
+void ct_w_u32(struct ct_w *w, uint16_t tag, uint32_t v) { ct_w_field(w, tag, &v, sizeof v); }
+void ct_w_u64(struct ct_w *w, uint16_t tag, uint64_t v) { ct_w_field(w, tag, &v, sizeof v); }
+void ct_w_i64(struct ct_w *w, uint16_t tag, int64_t v) { ct_w_field(w, tag, &v, sizeof v); }
+
+void ct_w_flags(struct ct_w *w, uint32_t flags)
+{
+	if (w->p)
+		w->s.rec->flags |= flags;
+}
+
+void ct_w_commit(struct ct_w *w)
+{
+	if (!w->p)
+		return;
+	/* whatever the caller did not use becomes one filler field */
+	size_t left = (size_t)(w->end - w->p);
+	if (left >= sizeof(struct cutrace_field)) {
+		struct cutrace_field f = { CT_FLD_FILLER, (uint16_t)(left - sizeof f) };
+		memcpy(w->p, &f, sizeof f);
+	}
+	ct_ring_commit(&ring, &w->s);
+	w->p = NULL;
+}
+
+void ct_note(const char *text)
+{
+	struct ct_w w;
+
+	if (ct_w_begin(&w, CT_REC_NOTE, CT_CALL_cutrace_note, ct_strsz(text, 1024), 0)) {
+		ct_w_str(&w, CT_FLD_TEXT, text, 1024);
+		ct_w_commit(&w);
+	}
+}

@@ -1,0 +1,46 @@
+/*
+ * A small streaming JSON writer: correct escaping, commas and nesting, no
+ * allocation.  Used by show --json, the chrome exporter and doctor --json.
+ */
+#ifndef CT_JSON_H
+#define CT_JSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define CT_JSON_MAX_DEPTH 32
+
+struct ct_json {
+	FILE *f;
+	int depth;
+	bool pretty;
+	bool first[CT_JSON_MAX_DEPTH]; /* no element written yet at this level */
+	bool after_key;
+};
+
+void ct_json_init(struct ct_json *j, FILE *f, bool pretty);
+void ct_json_obj_begin(struct ct_json *j);
+void ct_json_obj_end(struct ct_json *j);
+void ct_json_arr_begin(struct ct_json *j);
+void ct_json_arr_end(struct ct_json *j);
+void ct_json_key(struct ct_json *j, const char *key);
+void ct_json_str(struct ct_json *j, const char *s);            /* NULL -> null */
+void ct_json_strn(struct ct_json *j, const char *s, size_t n); /* bytes, escaped */
+void ct_json_int(struct ct_json *j, int64_t v);
+void ct_json_uint(struct ct_json *j, uint64_t v);
+void ct_json_bool(struct ct_json *j, bool v);
+void ct_json_null(struct ct_json *j);
+void ct_json_double(struct ct_json *j, double v);
+/* raw hex string of bytes, e.g. "0a1b" */
+void ct_json_hex(struct ct_json *j, const void *p, size_t n);
+/* convenience: key + value */
+void ct_json_kstr(struct ct_json *j, const char *k, const char *v);
+void ct_json_kint(struct ct_json *j, const char *k, int64_t v);
+void ct_json_kuint(struct ct_json *j, const char *k, uint64_t v);
+void ct_json_kbool(struct ct_json *j, const char *k, bool v);
+/* newline at the end of the document */
+void ct_json_end(struct ct_json *j);
+
+#endif

@@ -1,0 +1,50 @@
+/* Shared declarations of the cutrace CLI. */
+#ifndef CT_TRACER_H
+#define CT_TRACER_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifndef CUTRACE_VERSION
+#define CUTRACE_VERSION "0.0.0"
+#endif
+
+/* exit codes of every command */
+#define CT_EXIT_OK      0   /* healthy / success */
+#define CT_EXIT_PROBLEM 1   /* a problem was found (a process failed, doctor found a fault) */
+#define CT_EXIT_USAGE   2   /* bad usage, bad input file, internal error */
+
+#define CT_PRINTF(a, b) __attribute__((format(printf, a, b)))
+
+/* "cutrace: " + message + newline on stderr */
+void ct_err(const char *fmt, ...) CT_PRINTF(1, 2);
+void ct_warn(const char *fmt, ...) CT_PRINTF(1, 2);
+_Noreturn void ct_die(int code, const char *fmt, ...) CT_PRINTF(2, 3);
+
+/* colour: on only when f is a terminal, NO_COLOR is unset and not disabled */
+enum ct_color_mode { CT_COLOR_AUTO, CT_COLOR_ALWAYS, CT_COLOR_NEVER };
+void ct_color_set_mode(enum ct_color_mode m);
+bool ct_color_on(FILE *f);
+enum ct_color { CT_C_RESET, CT_C_BOLD, CT_C_RED, CT_C_GREEN, CT_C_YELLOW, CT_C_DIM, CT_C_CYAN };
+/* the escape sequence for c, or "" when colour is off for f */
+const char *ct_c(FILE *f, enum ct_color c);
+
+/* parse "16M", "512K", "1G", "4096" into bytes; -1 on error */
+int64_t ct_parse_size(const char *s);
+/* parse "30s", "500ms", "2m", "1.5s" into nanoseconds; -1 on error */
+int64_t ct_parse_duration(const char *s);
+
+/* the directory holding this executable (for finding libcutrace.so) */
+int ct_self_dir(char *buf, size_t len);
+
+/* Commands: each gets argv with argv[0] = command name. Returns exit code. */
+int cmd_run(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_probe(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
+int cmd_scenarios(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
+
+#endif

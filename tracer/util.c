@@ -1,0 +1,144 @@
+#include "tracer.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void vmsg(const char *prefix, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "cutrace: %s", prefix);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void ct_err(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+}
+
+void ct_warn(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void ct_die(int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+	exit(code);
+}
+
+static enum ct_color_mode color_mode = CT_COLOR_AUTO;
+
+void ct_color_set_mode(enum ct_color_mode m) { color_mode = m; }
+
+bool ct_color_on(FILE *f)
+{
+	const char *nc;
+
+	if (color_mode == CT_COLOR_NEVER)
+		return false;
+	if (color_mode == CT_COLOR_ALWAYS)
+		return true;
+	nc = getenv("NO_COLOR");
+	if (nc && *nc)
+		return false;
+	return isatty(fileno(f));
+}
+
+const char *ct_c(FILE *f, enum ct_color c)
+{
+	static const char *const seq[] = {
+		[CT_C_RESET] = "\033[0m", [CT_C_BOLD] = "\033[1m",
+		[CT_C_RED] = "\033[31m", [CT_C_GREEN] = "\033[32m",
+		[CT_C_YELLOW] = "\033[33m", [CT_C_DIM] = "\033[2m",
+		[CT_C_CYAN] = "\033[36m",
+	};
+	return ct_color_on(f) ? seq[c] : "";
+}
+
+int64_t ct_parse_size(const char *s)
+{
+	char *end;
+	unsigned long long v;
+	int64_t mul = 1;
+
+	if (!s || !*s || *s == '-')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -1;
+	switch (*end) {
+	case 0: break;
+	case 'k': case 'K': mul = 1024; end++; break;
+	case 'm': case 'M': mul = 1024 * 1024; end++; break;
+	case 'g': case 'G': mul = 1024LL * 1024 * 1024; end++; break;
+	default: return -1;
+	}
+	if (*end == 'i' || *end == 'B' || *end == 'b')
+		end++;
+	if (*end == 'B')
+		end++;
+	if (*end)
+		return -1;
+	if (v > (unsigned long long)(INT64_MAX / mul))
+		return -1;
+	return (int64_t)v * mul;
+}
+
+int64_t ct_parse_duration(const char *s)
+{
+	char *end;
+	double v;
+	double mul;
+
+	if (!s || !*s || *s == '-')
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || v < 0)
+		return -1;
+	if (!strcmp(end, "") || !strcmp(end, "s"))
+		mul = 1e9;
+	else if (!strcmp(end, "ms"))
+		mul = 1e6;
+	else if (!strcmp(end, "us"))
+		mul = 1e3;
+	else if (!strcmp(end, "ns"))
+		mul = 1;
+	else if (!strcmp(end, "m"))
+		mul = 60e9;
+	else if (!strcmp(end, "h"))
+		mul = 3600e9;
+	else
+		return -1;
+	if (v * mul > 9.2e18)
+		return -1;
+	return (int64_t)(v * mul);
+}
+
+int ct_self_dir(char *buf, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+	char *slash;
+
+	if (n <= 0 || (size_t)n >= len - 1)
+		return -1;
+	buf[n] = 0;
+	slash = strrchr(buf, '/');
+	if (!slash)
+		return -1;
+	*slash = 0;
+	return 0;
+}

@@ -1,0 +1,75 @@
+/*
+ * Name tables: what the numbers in a trace mean.  Every table is data in
+ * tracer/xlat/*.in with its source named, turned into C at build time
+ * (scripts/gen_xlat.py); CUresult and cudaError names come from the CUDA
+ * headers found at build time.  Where names or layouts differ by driver
+ * version, lookups take the driver version recorded in the trace
+ * (ct_drv_version code, 0 = unknown: use the newest table).
+ */
+#ifndef CT_XLAT_H
+#define CT_XLAT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* driver version code: major*1000000 + minor*1000 + patch (580.159.04 -> 580159004) */
+#define CT_DRV(maj, min, pat) ((uint32_t)(maj) * 1000000u + (uint32_t)(min) * 1000u + (uint32_t)(pat))
+/* parse "580.159.04" (first token that looks like a version) -> code, 0 on failure */
+uint32_t ct_drv_version_parse(const char *s);
+
+/* errno: "ENOENT" (NULL if unknown); and the number from a name, -1 if unknown */
+const char *ct_errno_name(int e);
+int ct_errno_from_name(const char *name);
+
+/* CUDA driver API CUresult, from cuda.h */
+const char *ct_cu_result_name(int r);
+int ct_cu_result_from_name(const char *name, int *out);   /* 0 ok, -1 unknown */
+/* CUDA runtime cudaError_t, from driver_types.h */
+const char *ct_cudart_error_name(int r);
+int ct_cudart_error_from_name(const char *name, int *out);
+/* NVML nvmlReturn_t */
+const char *ct_nvml_return_name(int r);
+
+/* NV_STATUS, with per-version names (0x8B, 0x81/0x82 changed) */
+const char *ct_nv_status_name(uint32_t status, uint32_t drv);
+bool ct_nv_status_is_warning(uint32_t status);       /* NV_WARN_* (>= 0x10001) */
+int ct_nv_status_from_name(const char *name, uint32_t drv, uint32_t *out);
+
+/* Which node an escape must be sent to */
+enum ct_nv_node_rule { CT_NODE_RULE_ANY, CT_NODE_RULE_CTL, CT_NODE_RULE_GPU };
+
+/* NVIDIA frontend (200+k) and RM (0x27..0x5F) escapes, keyed by _IOC_NR */
+struct ct_nv_escape {
+	const char *name;        /* "NV_ESC_RM_CONTROL" */
+	uint8_t nr;
+	uint32_t size;           /* parameter block size, 0 = variable/array/unknown */
+	uint32_t elem_size;      /* for arrays (CARD_INFO 72, ATTACH_GPUS_TO_FD 4) */
+	int32_t status_off;      /* offset of an NV_STATUS in the block, -1 none */
+	enum ct_nv_node_rule node;
+};
+/* lookup by nr and the block size actually sent (RM_ALLOC has two forms) */
+const struct ct_nv_escape *ct_nv_escape(unsigned nr, uint32_t size, uint32_t drv);
+
+/* RM classes and control commands */
+const char *ct_rm_class_name(uint32_t cls);
+const char *ct_rm_control_name(uint32_t cmd);
+
+/* nvidia-uvm commands (plain numbers, not _IOC-encoded) */
+struct ct_uvm_cmd {
+	const char *name;        /* "UVM_REGISTER_GPU" */
+	uint32_t nr;
+	uint32_t size;           /* params size for this driver version */
+	int32_t status_off;      /* rmStatus offset, -1 none */
+};
+const struct ct_uvm_cmd *ct_uvm_cmd(uint32_t nr, uint32_t drv);
+
+/* name -> number for injection rules: "NV_ESC_RM_ALLOC" -> (CT_IOCTL_NS_NV, 0x2B),
+ * "UVM_REGISTER_GPU" -> (CT_IOCTL_NS_UVM, 37). Returns 0 or -1. */
+enum { CT_IOCTL_NS_NV = 1, CT_IOCTL_NS_UVM = 2 };
+int ct_ioctl_from_name(const char *name, int *ns, uint32_t *nr);
+
+/* flag words, formatted "O_RDWR|O_CLOEXEC" into buf */
+const char *ct_open_flags_str(uint32_t flags, char *buf, unsigned len);
+const char *ct_dlopen_flags_str(int flags, char *buf, unsigned len);
+
+#endif
