@@ -206,11 +206,10 @@ static uint32_t rd32(const unsigned char *b) { uint32_t v; memcpy(&v, b, 4); ret
 
 int ct_real_ioctl(int fd, unsigned long req, void *arg) CT_HIDDEN;
 uint32_t ct_revalidate_fd(int fd) CT_HIDDEN;
-int ct_inject_ioctl_before(uint32_t node, unsigned long req, void *arg, int *err, uint64_t *delay_ns,
+int ct_inject_ioctl_before(uint32_t node, unsigned long req, void *arg, int *err, uint32_t *after,
 			   uint32_t *rule) CT_HIDDEN;
-int ct_inject_ioctl_after(uint32_t node, unsigned long req, void *arg, int *ret, int *err,
-			  uint32_t *rule, uint32_t *action) CT_HIDDEN;
-void ct_sleep_ns(uint64_t ns) CT_HIDDEN;
+int ct_inject_ioctl_after(uint32_t node, unsigned long req, void *arg, uint32_t after, int *ret,
+			  int *err, uint32_t *rule, uint32_t *action) CT_HIDDEN;
 
 int ct_ioctl_slow(int fd, uint32_t node, unsigned long req, void *arg) CT_HIDDEN;
 int ct_ioctl_slow(int fd, uint32_t node, unsigned long req, void *arg)
@@ -219,8 +218,8 @@ int ct_ioctl_slow(int fd, uint32_t node, unsigned long req, void *arg)
 	unsigned char xf[16];
 	struct plan p;
 	struct ct_w w;
-	uint64_t seq = 0, delay = 0;
-	uint32_t psz, rule = 0, action = 0, xfer_size = 0;
+	uint64_t seq = 0;
+	uint32_t psz, rule = 0, action = 0, xfer_size = 0, after = 0;
 	unsigned kind = node >> 16;
 	int ret, err, inj_err = 0, injected = 0;
 	bool rec, have_xfer = false;
@@ -239,8 +238,11 @@ int ct_ioctl_slow(int fd, uint32_t node, unsigned long req, void *arg)
 	}
 	make_plan(node, req, &p);
 	if (unlikely(ct_inj_active)) {
-		int r = ct_inject_ioctl_before(node, req, arg, &inj_err, &delay, &rule);
-		if (r > 0)
+		/* error= and delay= act here; status=/version= after the real call */
+		int r = ct_inject_ioctl_before(node, req, arg, &inj_err, &after, &rule);
+		if (r == 2)
+			injected = 2;
+		else if (r == 1)
 			injected = 1;
 	}
 
@@ -268,9 +270,7 @@ int ct_ioctl_slow(int fd, uint32_t node, unsigned long req, void *arg)
 		ct_w_commit(&w);
 	}
 
-	if (injected && delay)
-		ct_sleep_ns(delay);
-	if (injected && inj_err) {
+	if (injected == 2) {
 		ret = -1;
 		err = inj_err;
 		action = CT_INJ_ERROR;
@@ -280,14 +280,8 @@ int ct_ioctl_slow(int fd, uint32_t node, unsigned long req, void *arg)
 		err = errno;
 		if (injected)
 			action = CT_INJ_DELAY;
-		if (unlikely(ct_inj_active)) {
-			uint32_t r2 = 0, a2 = 0;
-			if (ct_inject_ioctl_after(node, req, arg, &ret, &err, &r2, &a2) > 0) {
-				injected = 1;
-				rule = r2;
-				action = a2;
-			}
-		}
+		if (after && ct_inject_ioctl_after(node, req, arg, after, &ret, &err, &rule, &action))
+			injected = 1;
 	}
 	if (!rec)
 		goto out;

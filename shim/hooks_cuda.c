@@ -210,6 +210,7 @@ static struct hook *identify(const char *api, void *p, int cuda_version)
 		}
 	}
 	ct_dl_unpark();
+	ct_log(2, "cuGetProcAddress(%s, %d) returned %p: not an exported variant", api, cuda_version, p);
 	/* cuGetProcAddress became the 5-argument form at CUDA 12.0 (cuda.h 13.0,
 	 * line 159 and the _v2 prototype); the driver answers by requested version */
 	if (!strcmp(api, "cuGetProcAddress"))

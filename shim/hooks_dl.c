@@ -37,6 +37,7 @@
 void *ct_cuda_wrap(const char *name, void *real) CT_HIDDEN;
 bool ct_cuda_is_hooked(const char *name) CT_HIDDEN;
 int ct_inject_dlopen(const char *file, char *msg, size_t msglen, uint32_t *rule) CT_HIDDEN;
+int ct_inject_dlsym(const char *name, uint32_t *rule) CT_HIDDEN;
 
 /* ---- library classification --------------------------------------------------- */
 unsigned ct_lib_kind(const char *file)
@@ -294,7 +295,7 @@ static void plan_dlopen(struct dlplan *pl, const char *file, const void *caller)
 
 /* ---- recording ------------------------------------------------------------------- */
 static void record_dlopen_exit(struct ct_w *w, unsigned call, uint64_t seq, void *h,
-			       const struct dlplan *pl, const char *errtext, bool injected, uint32_t rule)
+			       const struct dlplan *pl, const char *errtext, int injected, uint32_t rule)
 {
 	char real[PATH_MAX];
 	struct link_map *lm = NULL;
@@ -333,7 +334,7 @@ static void record_dlopen_exit(struct ct_w *w, unsigned call, uint64_t seq, void
 	if (errtext)
 		ct_w_str(w, CT_FLD_DLERROR, errtext, 512);
 	if (injected) {
-		uint32_t inj[2] = { rule, CT_INJ_ERROR };
+		uint32_t inj[2] = { rule, injected == 2 ? CT_INJ_ERROR : CT_INJ_DELAY };
 		ct_w_field(w, CT_FLD_INJECT, inj, sizeof inj);
 	}
 	ct_w_commit(w);
@@ -348,7 +349,7 @@ static void *dlopen_recorded(unsigned call, struct dlplan *pl, const char *file,
 	bool rec;
 	char injmsg[512];
 	uint32_t rule = 0;
-	bool injected = false;
+	int injected = 0;
 	const char *errtext = NULL;
 
 	rec = ct_w_begin(&w, CT_REC_ENTER, call,
@@ -361,8 +362,9 @@ static void *dlopen_recorded(unsigned call, struct dlplan *pl, const char *file,
 			ct_w_i64(&w, CT_FLD_LMID, pl->lmid);
 		ct_w_commit(&w);
 	}
-	if (unlikely(ct_inj_active) && ct_inject_dlopen(file, injmsg, sizeof injmsg, &rule)) {
-		injected = true;
+	if (unlikely(ct_inj_active))
+		injected = ct_inject_dlopen(file, injmsg, sizeof injmsg, &rule);
+	if (injected == 2) {
 		h = NULL;
 		keep_error(injmsg);
 		errtext = injmsg;
@@ -453,6 +455,8 @@ static __attribute__((noinline)) void *dlsym_slow(void *h, const char *name, con
 	int saved = errno;
 	bool rec;
 	unsigned call = ver ? CT_CALL_dlvsym : CT_CALL_dlsym;
+	int injected = 0;
+	uint32_t rule = 0;
 
 	rec = ct_w_begin(&w, CT_REC_ENTER, call,
 			 ct_fsz(8) + ct_strsz(name, 256) + (ver ? ct_strsz(ver, 64) : 0), 0);
@@ -464,8 +468,19 @@ static __attribute__((noinline)) void *dlsym_slow(void *h, const char *name, con
 			ct_w_str(&w, CT_FLD_SYMVER, ver, 64);
 		ct_w_commit(&w);
 	}
-	p = ver ? ct_real.dlvsym(h, name, ver) : ct_real.dlsym(h, name);
-	if (!p && h == RTLD_DEFAULT) {
+	if (unlikely(ct_inj_active))
+		injected = ct_inject_dlsym(name, &rule);
+	if (injected == 2) {
+		char msg[300];
+		snprintf(msg, sizeof msg, "undefined symbol: %s", name);
+		keep_error(msg);
+		p = NULL;
+	} else {
+		p = ver ? ct_real.dlvsym(h, name, ver) : ct_real.dlsym(h, name);
+	}
+	if (injected == 2) {
+		/* nothing more to look up */
+	} else if (!p && h == RTLD_DEFAULT) {
 		/* RTLD_DEFAULT also covers the caller's own dependencies (its local
 		 * scope); looking up through the caller's link map searches exactly those */
 		struct link_map *lm = NULL;
@@ -498,10 +513,18 @@ static __attribute__((noinline)) void *dlsym_slow(void *h, const char *name, con
 			out = p;
 		}
 	}
-	if (rec && ct_w_begin(&w, CT_REC_EXIT, call, ct_fsz(8) + ct_fsz(4), 0)) {
+	if (rec && ct_w_begin(&w, CT_REC_EXIT, call, ct_fsz(8) + ct_fsz(4) + (injected ? ct_fsz(8) : 0) +
+			      (!out && dlerr_pending ? ct_strsz(dlerr_buf, 512) : 0),
+			      injected ? CT_RF_INJECTED : 0)) {
 		ct_w_exit(&w, seq, (int64_t)(uintptr_t)out, 0);
 		ct_w_u64(&w, CT_FLD_PFN, (uint64_t)(uintptr_t)p);
 		ct_w_u32(&w, CT_FLD_WRAPPED, out && out != p);
+		if (!out && dlerr_pending)
+			ct_w_str(&w, CT_FLD_DLERROR, dlerr_buf, 512);
+		if (injected) {
+			uint32_t inj[2] = { rule, injected == 2 ? CT_INJ_ERROR : CT_INJ_DELAY };
+			ct_w_field(&w, CT_FLD_INJECT, inj, sizeof inj);
+		}
 		ct_w_commit(&w);
 	}
 	errno = saved;

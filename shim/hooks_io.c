@@ -209,7 +209,7 @@ static void forget_fd(int fd)
 int ct_inject_open(unsigned call, const char *path, int flags, int *err, uint32_t *rule) CT_HIDDEN;
 
 static void record_open(unsigned call, int dirfd, const char *path, int flags, mode_t mode,
-			uint32_t node, int fd, int err, uint64_t t0, uint32_t inj_rule, int injected)
+			uint32_t node, int fd, int err, uint64_t t0, uint32_t inj_rule, int injected /* CT_INJ_* */)
 {
 	struct ct_w w;
 	bool at = call == CT_CALL_openat || call == CT_CALL_openat64 ||
@@ -247,7 +247,7 @@ static void record_open(unsigned call, int dirfd, const char *path, int flags, m
 	if (have_rdev)
 		ct_w_u64(&w, CT_FLD_RDEV, rdev);
 	if (injected) {
-		uint32_t inj[2] = { inj_rule, CT_INJ_ERROR };
+		uint32_t inj[2] = { inj_rule, (uint32_t)injected };
 		ct_w_field(&w, CT_FLD_INJECT, inj, sizeof inj);
 	}
 	ct_w_commit(&w);
@@ -258,14 +258,15 @@ static int open_slow(unsigned call, int dirfd, const char *path, int flags, mode
 {
 	uint32_t node, rule = 0;
 	uint64_t t0;
-	int fd, err, inj_err = 0, injected = 0;
+	int fd, err, inj_err = 0, injected = 0, inj;
 
 	ct_ensure_init();
 	if (ct_busy || ct_cfg.disabled)
 		return call_real_open(call, dirfd, path, flags, mode);
 	node = ct_classify_path(path);
-	if (unlikely(ct_inj_active) && ct_inject_open(call, path, flags, &inj_err, &rule))
-		injected = 1;
+	/* 2: fail with inj_err instead of opening; 1: delayed, then opened */
+	inj = unlikely(ct_inj_active) ? ct_inject_open(call, path, flags, &inj_err, &rule) : 0;
+	injected = inj != 0;
 	if (!node && !injected) {
 		struct stat st;
 		/* a /dev node under another name: keep it only if its major is NVIDIA's */
@@ -283,7 +284,7 @@ static int open_slow(unsigned call, int dirfd, const char *path, int flags, mode
 		t0 = ct_now_ns();
 	} else {
 		t0 = ct_now_ns();
-		if (injected) {
+		if (inj == 2) {
 			fd = -1;
 			err = inj_err;
 			goto done;
@@ -294,7 +295,8 @@ static int open_slow(unsigned call, int dirfd, const char *path, int flags, mode
 done:
 	if (fd >= 0 && (unsigned)fd < CT_MAX_FDS)
 		__atomic_store_n(&ct_fdnode[fd], node ? node : NODE(CT_NODE_OTHER, 0), __ATOMIC_RELAXED);
-	record_open(call, dirfd, path, flags, mode, node, fd, err, t0, rule, injected);
+	record_open(call, dirfd, path, flags, mode, node, fd, err, t0, rule,
+		    inj == 2 ? CT_INJ_ERROR : inj == 1 ? CT_INJ_DELAY : 0);
 	errno = err;
 	return fd;
 }

@@ -157,6 +157,8 @@ void ct_ioctl_record(int fd, uint32_t node, unsigned long req, void *arg) CT_HID
 
 /* ---- fault injection (inject.c) ------------------------------------------ */
 extern int ct_inj_active CT_HIDDEN;   /* 0: no rules, every check is skipped */
+extern int ct_inj_bad CT_HIDDEN;      /* CUTRACE_INJECT was malformed */
+const char *ct_inject_spec(void) CT_HIDDEN;
 void ct_inject_init(void) CT_HIDDEN;
 void ct_inject_after_fork(void) CT_HIDDEN;
 

@@ -440,6 +440,8 @@ static void fill_context(struct cutrace_header *h)
 	for (char **e = environ; e && *e; e++)
 		if (env_allowed(*e))
 			ctx_str(&c, CT_CTX_ENV, *e, 2048);
+	if (ct_inject_spec())
+		ctx_str(&c, CT_CTX_INJECT, ct_inject_spec(), 2048);
 	h->ctx_len = (uint64_t)(c.p - c.base);
 }
 
@@ -539,6 +541,8 @@ static int create_trace(void)
 		h->flags |= CT_HF_FORKED;
 	if (ct_inj_active)
 		h->flags |= CT_HF_INJECT;
+	if (ct_inj_bad)
+		h->flags |= CT_HF_INJECT_BAD;
 	fill_context(h);
 	ct_ring_attach(&ring, trace_map);
 	/* the magic last: a reader never sees a half-initialised header as valid */

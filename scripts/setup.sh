@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Take a Debian 12 machine to a cutrace build: install what the build and the
+# tests need, find the CUDA Toolkit headers, configure and build into build/.
+# Products: build/bin/cutrace and build/lib/libcutrace.so.  Safe to re-run.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+
+packages=(cmake make gcc pkg-config check libsubunit-dev libelf-dev python3 file)
+
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "setup: installing ${missing[*]}"
+	sudo=""
+	[ "$(id -u)" -eq 0 ] || sudo="sudo"
+	$sudo apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# --- the CUDA Toolkit headers -------------------------------------------------
+find_cuda_include() {
+	local c
+	for c in "${CUTRACE_CUDA_INCLUDE_DIR:-}" \
+		 ${CUDA_HOME:+"$CUDA_HOME/include"} ${CUDAToolkit_ROOT:+"$CUDAToolkit_ROOT/include"} \
+		 ${CUDA_PATH:+"$CUDA_PATH/include"} /usr/local/cuda/include \
+		 /usr/local/cuda/targets/x86_64-linux/include /usr/local/cuda/targets/sbsa-linux/include \
+		 /usr/include; do
+		[ -n "$c" ] && [ -f "$c/cuda.h" ] && { echo "$c"; return 0; }
+	done
+	# pip's nvidia packages (nvidia-cuda-runtime, cuda-toolkit wheels) keep
+	# their headers under site-packages/nvidia/*/include
+	local py sp
+	for py in python3 python; do
+		command -v "$py" >/dev/null 2>&1 || continue
+		for sp in $("$py" -c 'import site,sys; print("\n".join(site.getsitepackages()+[site.getusersitepackages()]))' 2>/dev/null); do
+			c=$(ls -d "$sp"/nvidia/*/include 2>/dev/null | while read -r d; do [ -f "$d/cuda.h" ] && echo "$d"; done | head -1)
+			[ -n "$c" ] && { echo "$c"; return 0; }
+		done
+	done
+	return 1
+}
+
+if ! cuda_inc=$(find_cuda_include); then
+	echo "setup: cuda.h not found: install the CUDA Toolkit (https://developer.nvidia.com/cuda-downloads, or Debian non-free's nvidia-cuda-toolkit, or pip install nvidia-cuda-runtime) or set CUDA_HOME to where it is installed." >&2
+	exit 1
+fi
+
+cmake -S . -B build -DCUTRACE_CUDA_INCLUDE_DIR="$cuda_inc" ${CMAKE_BUILD_TYPE:+-DCMAKE_BUILD_TYPE=$CMAKE_BUILD_TYPE} >/dev/null
+cmake --build build -j"$(nproc)"
+echo "setup: built build/bin/cutrace and build/lib/libcutrace.so (CUDA headers: $cuda_inc)"

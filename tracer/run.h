@@ -1,0 +1,39 @@
+/* Running programs under the shim: shared by run, probe, doctor and replay. */
+#ifndef CT_RUN_H
+#define CT_RUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+struct ct_run_opts {
+	const char *dir_arg;    /* -o as given */
+	const char *dir;        /* the trace directory in use (absolute) */
+	const char *lib_arg;
+	const char *shim;       /* absolute path of libcutrace.so */
+	char *inject;           /* ';'-joined rules (owned by the parser) */
+	const char *scenario;
+	const char *size;
+	bool quiet;
+	bool json;
+	bool print_only;
+};
+
+/* parse options up to the command; returns 0, 1 for --help, 3 for --help-inject, -1 on error */
+int ct_run_parse(int argc, char **argv, struct ct_run_opts *o, int *cmd_index, bool need_cmd);
+/* resolve scenario, validate rules, find the shim, prepare the directory */
+int ct_run_setup(struct ct_run_opts *o);
+/* fork/exec argv under the shim; *status = the program's exit status (128+N) */
+int ct_spawn_traced(const struct ct_run_opts *o, char **argv, int *status);
+int ct_find_shim(char *out, size_t len);
+int ct_prepare_dir(const char *dir, char *why, size_t whylen);
+int ct_default_run_dir(char *out, size_t len);
+
+/* after a run: one-line verdict per traced process (+ timeline of failures);
+ * returns the number of failed processes */
+int ct_run_report(const struct ct_run_opts *o, FILE *out);
+
+/* --scenario NAME: append the scenario's rules to o->inject; -1 unknown */
+int ct_scenario_rules(const char *name, struct ct_run_opts *o);
+
+#endif
