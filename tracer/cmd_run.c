@@ -1,3 +1,4 @@
+#define _GNU_SOURCE 1
 /*
  * cutrace run: run a program with the shim preloaded, then say per traced
  * process whether CUDA initialization worked and, if not, where and why.
@@ -259,11 +260,11 @@ int ct_run_parse(int argc, char **argv, struct ct_run_opts *o, int *cmd_index, b
 			}
 			continue;
 		}
-#define TAKE(shortopt, longopt)                                                           \
-	((shortopt && !strcmp(a, shortopt)) || !strcmp(a, longopt) ||                     \
+#define TAKE(longopt)                                                                     \
+	(!strcmp(a, longopt) ||                                                           \
 	 (!strncmp(a, longopt "=", strlen(longopt) + 1) && (val = a + strlen(longopt) + 1)))
-		if (TAKE("-o", "--output") || TAKE(NULL, "--inject") || TAKE(NULL, "--scenario") ||
-		    TAKE(NULL, "--size") || TAKE(NULL, "--lib")) {
+		if (!strcmp(a, "-o") || TAKE("--output") || TAKE("--inject") || TAKE("--scenario") ||
+		    TAKE("--size") || TAKE("--lib")) {
 			if (!val) {
 				if (i + 1 >= argc) {
 					ct_err("%s needs a value", a);
