@@ -319,8 +319,11 @@ START_TEST(rm_controls_7)
 			 "NV2080 cat GPU(0x01) idx 0x99");
 	ck_assert_str_eq(ct_rm_control_describe(0x00000999, buf, sizeof buf),
 			 "NV0000 cat PROC(0x09) idx 0x99");
+	ck_assert_str_eq(ct_rm_control_describe(0xC36F0177, buf, sizeof buf),
+			 "NVC36F cat 0x01 idx 0x77");
+	/* named since the 580 fixtures (rm_ctrl.in, from gVisor ctrl.go) */
 	ck_assert_str_eq(ct_rm_control_describe(0xC36F0108, buf, sizeof buf),
-			 "NVC36F cat 0x01 idx 0x08");
+			 "NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN");
 	/* truncation is safe */
 	ck_assert_str_eq(ct_rm_control_describe(0x20810108, buf, 6), "NV208");
 }
