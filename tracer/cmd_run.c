@@ -185,6 +185,25 @@ int ct_spawn_traced(const struct ct_run_opts *o, char **argv, int *status_out)
 			setenv("CUTRACE_INJECT", o->inject, 1);
 		if (o->size && *o->size)
 			setenv("CUTRACE_SIZE", o->size, 1);
+		for (int i = 0; i < o->nenv; i++) {
+			char name[128], val[4096];
+			const char *eq = strchr(o->env[i], '=');
+			bool prepend = eq && eq > o->env[i] && eq[-1] == '+';
+			size_t nl;
+			if (!eq)
+				continue;
+			nl = (size_t)(eq - o->env[i]) - (prepend ? 1 : 0);
+			if (nl >= sizeof name)
+				continue;
+			memcpy(name, o->env[i], nl);
+			name[nl] = 0;
+			const char *old = getenv(name);
+			if (prepend && old && *old)
+				snprintf(val, sizeof val, "%s:%s", eq + 1, old);
+			else
+				snprintf(val, sizeof val, "%s", eq + 1);
+			setenv(name, val, 1);
+		}
 		execvp(argv[0], argv);
 		err = errno;
 		if (write(pipefd[1], &err, sizeof err) < 0)
@@ -316,8 +335,7 @@ int ct_run_setup(struct ct_run_opts *o)
 	char why[PATH_MAX + 128], err[512];
 	struct ct_rule rules[CT_RULES_MAX];
 
-	if (o->scenario && ct_scenario_rules(o->scenario, o) < 0)
-		return -1;
+	/* the rules first: a bad rule must stop us before anything is created */
 	if (o->inject && *o->inject && ct_rules_parse(o->inject, rules, CT_RULES_MAX, err, sizeof err) < 0) {
 		ct_err("%s", err);
 		fprintf(stderr, "rule grammar: %s\n", ct_rules_grammar);
@@ -347,6 +365,8 @@ int ct_run_setup(struct ct_run_opts *o)
 		return -1;
 	}
 	o->dir = dirbuf;
+	if (o->scenario && ct_scenario_rules(o->scenario, o) < 0)
+		return -1;
 	return 0;
 }
 

@@ -14,6 +14,10 @@ struct ct_run_opts {
 	char *inject;           /* ';'-joined rules (owned by the parser) */
 	const char *scenario;
 	const char *size;
+	/* extra environment for the program: "NAME=VALUE" (set) or
+	 * "NAME+=VALUE" (prepend to a ':' list) */
+	const char *env[8];
+	int nenv;
 	bool quiet;
 	bool json;
 	bool print_only;

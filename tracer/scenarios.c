@@ -1,0 +1,187 @@
+/*
+ * Named failure scenarios: recipes of injection rules (and, where the field
+ * failure is an environment, the environment) that make the real CUDA stack
+ * fail the way users see it in the field.  Each one is checked on the real
+ * driver (H200, 580.159.04): `measured` says what the real stack returned;
+ * SCENARIOS.md has what torch prints for each.
+ *
+ * References: failure-catalog.md section (B.x) and the compatibility matrix
+ * of seeds/000.
+ */
+#include "tracer.h"
+#include "run.h"
+#include "scenarios.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const struct ct_scenario ct_scenarios[] = {
+	{ "no-driver-library", "libcuda.so.1 is not found (container started without GPU access)", "B.2b",
+	  "dlopen:lib=libcuda.so*:error=ENOENT", NULL,
+	  "cudart 35 (cudaErrorInsufficientDriver); probe: dlopen fails" },
+	{ "wrong-elf-class", "a 32-bit libcuda is first on the search path", "B.15",
+	  "dlopen:lib=libcuda.so*:error=ELFCLASS32", NULL,
+	  "cudart 35; dlerror 'wrong ELF class: ELFCLASS32'" },
+	{ "stub-library", "the CUDA toolkit's stub libcuda is found before the driver's", "B.3",
+	  NULL, "@stub",
+	  "cuInit 34 (CUDA_ERROR_STUB_LIBRARY), cudart 34" },
+	{ "insufficient-driver", "the driver is older than the runtime (driver CUDA 12.4, runtime 13.0)", "B.2a, matrix 'standard mismatch'",
+	  "cuDriverGetVersion:value=12040", NULL,
+	  "cudart 35; torch 'The NVIDIA driver on your system is too old (found version 12040)'" },
+	{ "ctl-missing", "/dev/nvidiactl does not exist in the container", "B.4",
+	  "open:path=/dev/nvidiactl:error=ENOENT", NULL, "cuInit 100, cudart 100" },
+	{ "ctl-denied", "the device cgroup denies /dev/nvidiactl (systemd daemon-reload)", "B.11a",
+	  "open:path=/dev/nvidiactl:error=EPERM", NULL, "cuInit 100, cudart 100, NVML 999" },
+	{ "gpu-denied", "the device cgroup denies /dev/nvidia0", "B.11",
+	  "open:path=/dev/nvidia[0-9]*:error=EPERM", NULL, "cuInit 100, cudart 100" },
+	{ "gpu-init-failed", "the GPU fails to initialize in the kernel (RmInitAdapter, open gives EIO)", "B.14",
+	  "open:path=/dev/nvidia[0-9]*:error=EIO", NULL, "cuInit 100" },
+	{ "uvm-missing", "nvidia_uvm is not loaded: /dev/nvidia-uvm does not exist", "B.6, B.12",
+	  "open:path=/dev/nvidia-uvm:error=ENOENT", NULL,
+	  "cuInit 999, cudart 999; torch 'CUDA unknown error ... CUDA_VISIBLE_DEVICES'" },
+	{ "uvm-denied", "the device cgroup denies /dev/nvidia-uvm", "B.11, B.6",
+	  "open:path=/dev/nvidia-uvm:error=EPERM", NULL,
+	  "cuInit 999, cudart 999; torch 'CUDA unknown error ... CUDA_VISIBLE_DEVICES'" },
+	{ "mig-caps-denied", "the MIG capability nodes are not passed to the container", "B.13",
+	  "open:path=/dev/nvidia-caps/*:error=EPERM", NULL, "NVML/MIG queries fail; CUDA without MIG unaffected" },
+	{ "uvm-init-failed", "nvidia-uvm refuses UVM_INITIALIZE (e.g. after suspend/resume)", "B.6",
+	  "ioctl:nr=UVM_INITIALIZE:error=EPERM", NULL, "cuInit 999, cudart 999" },
+	{ "uvm-register-gpu-failed", "nvidia-uvm cannot register the GPU (HMM on open kernel modules)", "B.7",
+	  "ioctl:nr=UVM_REGISTER_GPU:status=NV_ERR_INSUFFICIENT_RESOURCES", NULL,
+	  "cuInit 3, cudart 3; torch 'CUDA driver initialization failed'" },
+	{ "version-skew", "user-space driver and kernel module versions differ (upgrade without reboot)", "B.1",
+	  "ioctl:version=575.51.02", NULL,
+	  "NVML 18 (LIB_RM_VERSION_MISMATCH); libcuda 580 adapts to the reported 575 ABI and cuInit fails 101" },
+	{ "nvml-mismatch", "NVML reports 'Driver/library version mismatch'", "B.1",
+	  "ioctl:nr=NV_ESC_CHECK_VERSION_STR:version=575.51.02", NULL, "nvmlInit_v2 18; CUDA unaffected" },
+	{ "compat-mismatch", "a cuda-compat libcuda that does not match the kernel module", "B.16, matrix 'forward compat'",
+	  "cuInit:retval=CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", NULL,
+	  "cuInit 803 (the real compat 580.95.05 on a 580.159.04 module gives 803 the same way)" },
+	{ "compat-unsupported", "forward compatibility attempted on a GPU without support (GeForce)", "B.9",
+	  "cuInit:retval=CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE", NULL, "cuInit 804, cudart 804" },
+	{ "system-not-ready", "NVSwitch fabric not configured (fabric manager not running)", "B.8",
+	  "cuInit:retval=CUDA_ERROR_SYSTEM_NOT_READY", NULL, "cuInit 802, cudart 802" },
+	{ "no-visible-device", "CUDA_VISIBLE_DEVICES hides every GPU", "B.4",
+	  NULL, "CUDA_VISIBLE_DEVICES=", "cuInit 100, cudart 100; torch 'No CUDA GPUs are available'" },
+	{ "invalid-ordinal", "the program asks for a device that is not visible", "B.5",
+	  "cuDeviceGet:retval=CUDA_ERROR_INVALID_DEVICE", NULL, "cudart 101 (invalid device ordinal)" },
+	{ "devices-unavailable", "the GPU is in EXCLUSIVE_PROCESS mode and busy", "B.10",
+	  "cuDevicePrimaryCtxRetain:retval=CUDA_ERROR_DEVICE_UNAVAILABLE;cuCtxCreate:retval=CUDA_ERROR_DEVICE_UNAVAILABLE",
+	  NULL, "context creation 46; cudart 46" },
+	{ "rm-permission", "the resource manager refuses the build-version query (NV_ERR_INSUFFICIENT_PERMISSIONS)", "B.11c, B.13",
+	  "ioctl:cmd=0x101:status=NV_ERR_INSUFFICIENT_PERMISSIONS", NULL, "cuInit 100" },
+	{ "card-info-failed", "the kernel driver cannot list the GPUs (CARD_INFO fails)", "B.14",
+	  "ioctl:nr=NV_ESC_CARD_INFO:error=EIO", NULL, "cuInit 100" },
+	{ "hang-in-cuinit", "cuInit hangs inside the driver (UVM_REGISTER_GPU never answers)", "B.6 (resume), B.8",
+	  "ioctl:nr=UVM_REGISTER_GPU:delay=1h", NULL, "cuInit does not return; kill the program to see the verdict" },
+	{ NULL, NULL, NULL, NULL, NULL, NULL },
+};
+
+const struct ct_scenario *ct_scenario_find(const char *name)
+{
+	for (const struct ct_scenario *s = ct_scenarios; s->name; s++)
+		if (!strcmp(s->name, name))
+			return s;
+	return NULL;
+}
+
+/* the toolkit's stub libcuda, for stub-library */
+static int find_stub(char *out, size_t len)
+{
+	const char *roots[] = { getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda", NULL };
+	const char *subs[] = { "lib64/stubs/libcuda.so", "targets/x86_64-linux/lib/stubs/libcuda.so",
+			       "targets/sbsa-linux/lib/stubs/libcuda.so", "lib/stubs/libcuda.so", NULL };
+
+	for (int i = 0; i < 3; i++) {
+		if (!roots[i] || !*roots[i])
+			continue;
+		for (int k = 0; subs[k]; k++) {
+			snprintf(out, len, "%s/%s", roots[i], subs[k]);
+			if (access(out, R_OK) == 0)
+				return 0;
+		}
+	}
+	return -1;
+}
+
+int ct_scenario_rules(const char *name, struct ct_run_opts *o)
+{
+	const struct ct_scenario *s = ct_scenario_find(name);
+	static char stubdir[PATH_MAX], stubenv[PATH_MAX + 32];
+
+	if (!s) {
+		ct_err("unknown scenario '%s' (see 'cutrace scenarios')", name);
+		return -1;
+	}
+	if (s->rules) {
+		size_t used = strlen(o->inject), n = strlen(s->rules);
+		if (used + n + 2 >= 4096) {
+			ct_err("too many rules with scenario '%s'", name);
+			return -1;
+		}
+		if (used)
+			o->inject[used++] = ';';
+		memcpy(o->inject + used, s->rules, n + 1);
+	}
+	if (s->env && !strcmp(s->env, "@stub")) {
+		char stub[PATH_MAX], link[PATH_MAX + 32];
+		if (find_stub(stub, sizeof stub) < 0) {
+			ct_err("scenario stub-library needs the CUDA toolkit's stubs/libcuda.so (set CUDA_HOME)");
+			return -1;
+		}
+		/* a directory holding libcuda.so.1 -> the stub, first on the search
+		 * path: what a stubs directory on LD_LIBRARY_PATH does (B.3) */
+		snprintf(stubdir, sizeof stubdir, "%s/.stub-libcuda", o->dir);
+		if (mkdir(stubdir, 0700) < 0 && errno != EEXIST) {
+			ct_err("cannot create %s: %s", stubdir, strerror(errno));
+			return -1;
+		}
+		snprintf(link, sizeof link, "%s/libcuda.so.1", stubdir);
+		unlink(link);
+		if (symlink(stub, link) < 0) {
+			ct_err("cannot create %s: %s", link, strerror(errno));
+			return -1;
+		}
+		snprintf(stubenv, sizeof stubenv, "LD_LIBRARY_PATH+=%s", stubdir);
+		o->env[o->nenv++] = stubenv;
+	} else if (s->env && o->nenv < 8) {
+		o->env[o->nenv++] = s->env;
+	}
+	return 0;
+}
+
+int cmd_scenarios(int argc, char **argv)
+{
+	bool verbose = false;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			printf("usage: cutrace scenarios [-v]\n\nLists the failure scenarios of "
+			       "'cutrace run --scenario NAME -- CMD', one line each;\n-v adds the rules and what "
+			       "the real driver returned.\n");
+			return CT_EXIT_OK;
+		}
+		if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
+			verbose = true;
+			continue;
+		}
+		ct_err("unknown option '%s'", argv[i]);
+		return CT_EXIT_USAGE;
+	}
+	for (const struct ct_scenario *s = ct_scenarios; s->name; s++) {
+		printf("%-24s %s (%s)\n", s->name, s->what, s->ref);
+		if (verbose) {
+			if (s->rules)
+				printf("%-24s   rules: %s\n", "", s->rules);
+			if (s->env)
+				printf("%-24s   env:   %s\n", "", !strcmp(s->env, "@stub")
+				       ? "LD_LIBRARY_PATH+=<dir with libcuda.so.1 -> toolkit stub>" : s->env);
+			printf("%-24s   real driver: %s\n", "", s->measured);
+		}
+	}
+	return CT_EXIT_OK;
+}
