@@ -89,6 +89,8 @@ const char *ct_trace_env(const struct ct_trace *t, const char *name, char *buf, 
 /* Driver version from the recorded /proc/driver/nvidia/version (or
  * /sys/module/nvidia/version): major*1000000 + minor*1000 + patch, 0 if unknown. */
 uint32_t ct_trace_driver_version(const struct ct_trace *t);
+/* the version token itself ("580.159.04", "390.157"), or NULL if unknown */
+const char *ct_trace_driver_version_str(const struct ct_trace *t);
 
 /*
  * Stream every event in enter order.  The callback returns 0 to continue,

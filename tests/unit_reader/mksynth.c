@@ -1,0 +1,145 @@
+/*
+ * ct_mksynth FILE [SCENARIO]: write a synthetic trace for the end-to-end
+ * `cutrace show` tests.  Scenarios:
+ *   fail  (default) a probe whose cuInit fails: dlopen, cuInit { open64
+ *         denied, open of nvidiactl, an RM_CONTROL with a bad status }, a
+ *         second thread, a note, an injected result, a call that never
+ *         returned, context with env and driver version
+ *   ok    the same process shape, everything succeeding
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "synth.h"
+
+#define P CT_SYNTH_PID
+#define NODE_CTL ((uint32_t)CT_NODE_CTL << 16 | 255u)
+
+static void context(struct ct_synth *s)
+{
+	static const char cmd[] = "./probe\0--with space\0it's\0";
+	uint32_t cl = sizeof cmd - 1;
+
+	ct_synth_ctx_str(s, CT_CTX_EXE, "/opt/test/probe");
+	ct_synth_ctx(s, CT_CTX_CMDLINE, cmd, sizeof cmd - 1);
+	ct_synth_ctx(s, CT_CTX_CMDLINE_LEN, &cl, 4);
+	ct_synth_ctx_str(s, CT_CTX_HOST, "node-7");
+	ct_synth_ctx_str(s, CT_CTX_KERNEL, "6.1.0-18-amd64");
+	ct_synth_ctx_str(s, CT_CTX_MACHINE, "x86_64");
+	ct_synth_ctx_str(s, CT_CTX_CWD, "/home/u");
+	ct_synth_ctx_str(s, CT_CTX_NV_VERSION,
+			 "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  "
+			 "(nixbld@)  \nGCC version:  gcc version 15.3.0 (GCC) \n");
+	ct_synth_ctx_str(s, CT_CTX_NV_MODVERSION, "580.159.04\n");
+	ct_synth_ctx_str(s, CT_CTX_DEVICES, "195 nvidia");
+	ct_synth_ctx_str(s, CT_CTX_DEVICES, "238 nvidia-uvm");
+	ct_synth_ctx_str(s, CT_CTX_ENV, "CUDA_VISIBLE_DEVICES=0");
+	ct_synth_ctx_str(s, CT_CTX_ENV, "LD_LIBRARY_PATH=/usr/local/cuda/lib64");
+	ct_synth_ctx_str(s, CT_CTX_INJECT, "open:path=/dev/nvidia0:error=EPERM");
+}
+
+static void rm_control(struct ct_synth *s, uint32_t cmd, uint32_t status)
+{
+	uint32_t blk[8] = { 0xc1d00001, 0xc1d00001, cmd, 0, 0, 0, 0, 0 };
+	int64_t e;
+
+	ct_synth_begin(s, CT_REC_ENTER, CT_CALL_ioctl, P);
+	ct_synth_u32(s, CT_FLD_FD, 3);
+	ct_synth_u32(s, CT_FLD_NODE, NODE_CTL);
+	ct_synth_u64(s, CT_FLD_REQUEST, 0xc020462aull);
+	ct_synth_u64(s, CT_FLD_ARGP, 0x7ffd2000);
+	ct_synth_u32(s, CT_FLD_BLOCK_SIZE, 32);
+	ct_synth_field(s, CT_FLD_BLOCK, blk, 32);
+	e = ct_synth_commit(s);
+	blk[7] = status;
+	ct_synth_begin(s, CT_REC_EXIT, CT_CALL_ioctl, P);
+	ct_synth_exit_info(s, (uint64_t)e, 0, 0);
+	ct_synth_field(s, CT_FLD_BLOCK, blk, 32);
+	ct_synth_commit(s);
+}
+
+static void open_call(struct ct_synth *s, const char *path, uint32_t node, int fd, int err, bool injected)
+{
+	int64_t e;
+
+	ct_synth_begin(s, CT_REC_ENTER, CT_CALL_open64, P);
+	ct_synth_str(s, CT_FLD_PATH, path);
+	ct_synth_u32(s, CT_FLD_OFLAGS, 02 | 02000000);
+	ct_synth_u32(s, CT_FLD_NODE, node);
+	e = ct_synth_commit(s);
+	ct_synth_begin(s, CT_REC_EXIT, CT_CALL_open64, P);
+	ct_synth_exit_info(s, (uint64_t)e, fd, err);
+	ct_synth_u32(s, CT_FLD_NODE, node);
+	if (fd >= 0)
+		ct_synth_u64(s, CT_FLD_RDEV, 195ull << 32 | (node & 0xffff));
+	if (injected) {
+		uint32_t inj[2] = { 0, CT_INJ_ERROR };
+		ct_synth_flags(s, CT_RF_INJECTED);
+		ct_synth_field(s, CT_FLD_INJECT, inj, 8);
+	}
+	ct_synth_commit(s);
+}
+
+int main(int argc, char **argv)
+{
+	struct ct_synth s;
+	bool fail = argc < 3 || strcmp(argv[2], "ok") != 0;
+	int64_t e;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: ct_mksynth FILE [fail|ok]\n");
+		return 2;
+	}
+	if (ct_synth_create(&s, argv[1], 1 << 20, 8192) < 0) {
+		perror(argv[1]);
+		return 1;
+	}
+	context(&s);
+	if (fail)
+		s.hdr->flags |= CT_HF_INJECT;
+
+	ct_synth_begin(&s, CT_REC_ENTER, CT_CALL_dlopen, P);
+	ct_synth_str(&s, CT_FLD_LIBNAME, "libcuda.so.1");
+	ct_synth_u32(&s, CT_FLD_DLFLAGS, 2);
+	e = ct_synth_commit(&s);
+	ct_synth_begin(&s, CT_REC_EXIT, CT_CALL_dlopen, P);
+	ct_synth_exit_info(&s, (uint64_t)e, 0x55d0c0a0, 0);
+	ct_synth_u64(&s, CT_FLD_HANDLE, 0x55d0c0a0);
+	ct_synth_u32(&s, CT_FLD_LIBKIND, CT_LIB_CUDA);
+	ct_synth_str(&s, CT_FLD_REALPATH, "/usr/lib/x86_64-linux-gnu/libcuda.so.580.159.04");
+	ct_synth_commit(&s);
+
+	ct_synth_begin(&s, CT_REC_ENTER, CT_CALL_cuInit, P);
+	ct_synth_i64(&s, CT_FLD_ARG, 0);
+	e = ct_synth_commit(&s);
+	open_call(&s, "/dev/nvidiactl", NODE_CTL, 3, 0, false);
+	rm_control(&s, 0x101, fail ? 0x1f : 0);
+	open_call(&s, "/dev/nvidia0", (uint32_t)CT_NODE_GPU << 16, fail ? -1 : 4, fail ? EPERM : 0, fail);
+	ct_synth_begin(&s, CT_REC_NOTE, CT_CALL_cutrace_note, P);
+	ct_synth_str(&s, CT_FLD_TEXT, "synthetic note \"quoted\"");
+	ct_synth_commit(&s);
+	ct_synth_exit(&s, CT_CALL_cuInit, P, (uint64_t)e, fail ? 100 : 0, 0);
+
+	/* another thread asks for the version */
+	e = (int64_t)ct_synth_enter(&s, CT_CALL_cuDriverGetVersion, P + 1);
+	ct_synth_begin(&s, CT_REC_EXIT, CT_CALL_cuDriverGetVersion, P + 1);
+	ct_synth_exit_info(&s, (uint64_t)e, 0, 0);
+	ct_synth_i64(&s, CT_FLD_OUT, 13000);
+	ct_synth_commit(&s);
+
+	if (fail) {
+		/* a call that never returned (the process was killed in it) */
+		ct_synth_begin(&s, CT_REC_ENTER, CT_CALL_cuDeviceGetCount, P);
+		ct_synth_commit(&s);
+		s.hdr->flags &= ~CT_HF_EXITED;
+	} else {
+		e = (int64_t)ct_synth_enter(&s, CT_CALL_cuDeviceGetCount, P);
+		ct_synth_begin(&s, CT_REC_EXIT, CT_CALL_cuDeviceGetCount, P);
+		ct_synth_exit_info(&s, (uint64_t)e, 0, 0);
+		ct_synth_i64(&s, CT_FLD_OUT, 1);
+		ct_synth_commit(&s);
+	}
+	ct_synth_close(&s);
+	return 0;
+}

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# End-to-end `cutrace show`: synthetic traces (ct_mksynth) through the built
+# CLI, JSON validated with python3 -m json.tool and check_json.py, the text
+# timeline's marks, exit codes and error lines.
+#
+# usage: test_show.sh CUTRACE MKSYNTH [FIXTURE_DIR]
+set -u
+cutrace=$1
+mksynth=$2
+fixtures=${3:-}
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d /tmp/ct_show_XXXXXX)
+trap 'rm -rf "$work"' EXIT
+fails=0
+
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+# expect RC CMD...: run, keep stdout/stderr in $work/out, $work/err
+expect() {
+	local want=$1; shift
+	"$@" >"$work/out" 2>"$work/err"
+	local rc=$?
+	[ "$rc" -eq "$want" ] || fail "'$*' exited $rc, want $want: $(head -3 "$work/err")"
+}
+has() { grep -qF -- "$2" "$1" || fail "$1 lacks '$2'"; }
+hasnt() { ! grep -qF -- "$2" "$1" || fail "$1 has '$2'"; }
+
+"$mksynth" "$work/fail.cutrace" fail || { echo "mksynth failed"; exit 1; }
+"$mksynth" "$work/ok.cutrace" ok || { echo "mksynth failed"; exit 1; }
+
+# --- JSON -------------------------------------------------------------------
+expect 0 "$cutrace" show --json "$work/fail.cutrace"
+cp "$work/out" "$work/fail.json"
+python3 -m json.tool "$work/fail.json" >/dev/null || fail "fail.json is not valid JSON"
+python3 "$here/check_json.py" "$work/fail.json" fail || fail "fail.json schema"
+[ -s "$work/err" ] && fail "stderr not empty: $(cat "$work/err")"
+
+expect 0 "$cutrace" show --format=json -o "$work/ok.json" "$work/ok.cutrace"
+[ -s "$work/out" ] && fail "-o: stdout not empty"
+python3 -m json.tool "$work/ok.json" >/dev/null || fail "ok.json is not valid JSON"
+python3 "$here/check_json.py" "$work/ok.json" ok || fail "ok.json schema"
+
+# --- text ------------------------------------------------------------------
+expect 0 "$cutrace" show --no-time --color=never "$work/fail.cutrace"
+t="$work/out"
+has "$t" "process 4242 (ppid 1)  /opt/test/probe"
+has "$t" "  command  ./probe '--with space' 'it'\\''s'"
+has "$t" "  driver   580.159.04  (NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (nixbld@))"
+has "$t" "  env      CUDA_VISIBLE_DEVICES=0"
+has "$t" "no exit seen (killed, crashed, or still running)"
+has "$t" "fault injection active"
+has "$t" 'cuInit(flags=0x0) = CUDA_ERROR_NO_DEVICE (100)  FAILED'
+has "$t" '  open64("/dev/nvidiactl", O_RDWR|O_CLOEXEC) = 3  (nvidiactl 195:255)'
+has "$t" '  ioctl(3 (nvidiactl), NV_ESC_RM_CONTROL) = 0  cmd NV0000_CTRL_CMD_SYSTEM_GET_BUILD_VERSION (0x101)  status NV_ERR_INVALID_ARGUMENT (0x1f)  FAILED'
+has "$t" '  open64("/dev/nvidia0", O_RDWR|O_CLOEXEC) = -1 EPERM (Operation not permitted)  [injected: rule 0, error]  FAILED'
+has "$t" '  ** note: synthetic note "quoted"'
+has "$t" '[4243] cuDriverGetVersion() = CUDA_SUCCESS  -> version 13000'
+has "$t" 'cuDeviceGetCount() = ?  NEVER RETURNED'
+has "$t" '-- 8 events (14 records): 3 failed, 1 never returned'
+hasnt "$t" ' ms '
+hasnt "$t" $'\033'
+# with time: offsets and durations
+expect 0 "$cutrace" show --color=never "$work/fail.cutrace"
+grep -qE '^ +\+0\.000 ms  dlopen\("libcuda.so.1", RTLD_NOW\) = 0x55d0c0a0 .*<1\.0 us>$' "$work/out" \
+	|| fail "timed dlopen line: $(grep dlopen "$work/out")"
+# colour on demand
+expect 0 "$cutrace" show --no-time --color=always "$work/fail.cutrace"
+grep -qF $'\033[31mFAILED' "$work/out" || fail "--color=always: no red FAILED"
+
+# --- directories and bad input ---------------------------------------------------
+mkdir "$work/d"
+cp "$work/fail.cutrace" "$work/d/a.cutrace"
+cp "$work/ok.cutrace" "$work/d/c.cutrace"
+head -c 1000 /dev/zero | tr '\0' x >"$work/d/b.cutrace"  # big enough for a header
+touch "$work/d/ignored.txt"
+expect 0 "$cutrace" show --json "$work/d"
+python3 "$here/check_json.py" "$work/out" dir || fail "dir JSON"
+has "$work/err" "cutrace: warning: $work/d/b.cutrace: not a cutrace trace file (bad magic) (skipped)"
+
+expect 2 "$cutrace" show "$work/d/b.cutrace"
+has "$work/err" "cutrace: $work/d/b.cutrace: not a cutrace trace file (bad magic)"
+: >"$work/zero.cutrace"
+expect 2 "$cutrace" show --json "$work/zero.cutrace"
+has "$work/err" "cutrace: $work/zero.cutrace: empty file (0 bytes)"
+head -c 4096 "$work/fail.cutrace" >"$work/trunc.cutrace"
+expect 2 "$cutrace" show "$work/trunc.cutrace"
+has "$work/err" "truncated: header says 1048576 bytes, file has 4096"
+mkdir "$work/empty"
+expect 2 "$cutrace" show "$work/empty"
+has "$work/err" "cutrace: no trace files (*.cutrace) in $work/empty"
+expect 2 "$cutrace" show "$work/missing"
+has "$work/err" "cutrace: $work/missing: No such file or directory"
+mkdir "$work/allbad"
+cp "$work/d/b.cutrace" "$work/allbad/x.cutrace"
+expect 2 "$cutrace" show "$work/allbad"
+
+# --- usage -------------------------------------------------------------------
+expect 0 "$cutrace" show --help
+has "$work/out" "usage: cutrace show"
+expect 2 "$cutrace" show
+expect 2 "$cutrace" show --bogus "$work/fail.cutrace"
+has "$work/err" "unknown option '--bogus'"
+expect 2 "$cutrace" show --format=xml "$work/fail.cutrace"
+expect 2 "$cutrace" show --format=chrome "$work/fail.cutrace"
+has "$work/err" "chrome export not built yet"
+expect 2 "$cutrace" show --color=sometimes "$work/fail.cutrace"
+expect 2 "$cutrace" show -o /nonexistent-dir/x.json "$work/fail.cutrace"
+
+# --- real traces (H200, driver 580.159.04) -----------------------------------------
+if [ -n "$fixtures" ] && [ -d "$fixtures" ] && command -v gzip >/dev/null; then
+	mkdir "$work/fx"
+	for f in probe i01 i06 c1 torch; do
+		gzip -dc "$fixtures/$f.cutrace.gz" >"$work/fx/$f.cutrace" || fail "gunzip $f"
+	done
+	expect 0 "$cutrace" show --json "$work/fx"
+	python3 -m json.tool "$work/out" >/dev/null || fail "fixtures: invalid JSON"
+	python3 - "$work/out" <<'PY' || fail "fixture facts"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+p = {x["file"].rsplit("/", 1)[1].split(".")[0]: x for x in doc["processes"]}
+def cuinit(name):
+    return [e for e in p[name]["events"] if e["call"] == "cuInit" and e["depth"] == 0][0]
+assert len(p) == 5 and doc["errors"] == [], p.keys()
+assert all(x["driver_version"] == "580.159.04" for x in p.values())
+assert cuinit("probe")["result"] == 0 and cuinit("probe")["ok"]
+assert cuinit("i01")["result_name"] == "CUDA_ERROR_NO_DEVICE"
+assert cuinit("c1")["result_name"] == "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH"
+bad = [e for e in p["i06"]["events"] if e.get("status") == 0x1a]
+assert bad and bad[0]["name"] == "UVM_REGISTER_GPU" and bad[0]["injected"] and not bad[0]["ok"], bad
+for x in p.values():
+    s = x["stats"]
+    assert s["torn"] == s["overwritten"] == s["malformed"] == s["orphan_exits"] == 0, s
+    assert s["records"] == 2 * s["events"] - s["unfinished"] - sum(e["type"] == "note" for e in x["events"]), s
+PY
+	expect 0 "$cutrace" show --no-time "$work/fx/i01.cutrace"
+	has "$work/out" 'cuInit(flags=0x0) = CUDA_ERROR_NO_DEVICE (100)  FAILED'
+	has "$work/out" '  open64("/dev/nvidiactl", O_RDWR) = -1 EACCES (Permission denied)  [injected: rule 0, error]  FAILED'
+fi
+
+if [ "$fails" -ne 0 ]; then
+	echo "$fails check(s) failed" >&2
+	exit 1
+fi
+echo "all show checks passed"

@@ -1,0 +1,742 @@
+/*
+ * Events -> display strings and key/value arguments (describe.h).
+ *
+ * What each call records is the shim's contract (shim/hooks_*.c, capture.c);
+ * this file only turns those fields into words.  ok per family:
+ *   io       ret >= 0 (ioctl: also no failing NV status, see describe_ioctl.c)
+ *   loader   dlopen/dlmopen/dlsym/dlvsym: ret != 0 (a handle / pointer);
+ *            dlclose: ret == 0
+ *   driver, runtime, nvml   ret == 0 (cuGetProcAddress: ret == 0 even when
+ *            the symbol status says "not found"; that is shown, not failed)
+ *   shim     notes are always ok
+ * A call without exit record (never returned) is not ok.
+ */
+#include "describe.h"
+#include "json.h"
+#include "xlat.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- small string builders --------------------------------------------------- */
+
+static void appendf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void appendf(char *buf, size_t size, const char *fmt, ...)
+{
+	size_t n = strlen(buf);
+	va_list ap;
+
+	if (n + 1 >= size)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + n, size - n, fmt, ap);
+	va_end(ap);
+}
+
+/* append data as a C-style quoted string: "abc\n\x01" */
+static void append_quoted(char *buf, size_t size, const unsigned char *s, size_t len)
+{
+	size_t n = strlen(buf);
+
+	if (n + 3 > size)
+		return;
+	buf[n++] = '"';
+	for (size_t i = 0; i < len && n + 6 < size; i++) {
+		unsigned char c = s[i];
+		if (c == '"' || c == '\\') {
+			buf[n++] = '\\';
+			buf[n++] = (char)c;
+		} else if (c == '\n') {
+			buf[n++] = '\\';
+			buf[n++] = 'n';
+		} else if (c < 0x20 || c >= 0x7f) {
+			n += (size_t)snprintf(buf + n, size - n, "\\x%02x", c);
+		} else {
+			buf[n++] = (char)c;
+		}
+	}
+	buf[n++] = '"';
+	buf[n] = 0;
+}
+
+static const char *keep(struct ct_desc *d, const void *s, size_t len)
+{
+	char *p;
+
+	if (d->arena_used + len + 1 > sizeof d->arena) {
+		len = sizeof d->arena - d->arena_used;
+		if (len == 0)
+			return "";
+		len--;
+	}
+	p = d->arena + d->arena_used;
+	memcpy(p, s, len);
+	p[len] = 0;
+	d->arena_used += len + 1;
+	return p;
+}
+
+static const char *keep_str(struct ct_desc *d, const char *s)
+{
+	return keep(d, s, strlen(s));
+}
+
+static const char *keepf(struct ct_desc *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static const char *keepf(struct ct_desc *d, const char *fmt, ...)
+{
+	char tmp[256];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	return keep(d, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+/* ---- arguments ------------------------------------------------------------------- */
+
+static struct ct_desc_arg *arg_new(struct ct_desc *d, const char *key, enum ct_arg_kind kind)
+{
+	struct ct_desc_arg *a;
+
+	for (unsigned i = 0; i < d->nargs; i++)
+		if (!strcmp(d->args[i].key, key))
+			return NULL; /* first one wins: JSON keys stay unique */
+	if (d->nargs >= CT_DESC_MAX_ARGS)
+		return NULL;
+	a = &d->args[d->nargs++];
+	memset(a, 0, sizeof *a);
+	a->key = key;
+	a->kind = kind;
+	return a;
+}
+
+static void arg_str(struct ct_desc *d, const char *key, const char *s)
+{
+	struct ct_desc_arg *a = arg_new(d, key, CT_ARG_STR);
+	if (a)
+		a->s = s;
+}
+
+static void arg_int(struct ct_desc *d, const char *key, int64_t v)
+{
+	struct ct_desc_arg *a = arg_new(d, key, CT_ARG_INT);
+	if (a)
+		a->i = v;
+}
+
+static void arg_uint(struct ct_desc *d, const char *key, uint64_t v)
+{
+	struct ct_desc_arg *a = arg_new(d, key, CT_ARG_UINT);
+	if (a)
+		a->u = v;
+}
+
+static void arg_hex(struct ct_desc *d, const char *key, uint64_t v)
+{
+	struct ct_desc_arg *a = arg_new(d, key, CT_ARG_HEX);
+	if (a)
+		a->u = v;
+}
+
+static void arg_bool(struct ct_desc *d, const char *key, bool v)
+{
+	struct ct_desc_arg *a = arg_new(d, key, CT_ARG_BOOL);
+	if (a)
+		a->b = v;
+}
+
+static void arg_bytes(struct ct_desc *d, const char *key, const unsigned char *p, uint32_t len)
+{
+	struct ct_desc_arg *a = arg_new(d, key, CT_ARG_BYTES);
+	if (a) {
+		a->bytes = p;
+		a->len = len;
+	}
+}
+
+static uint32_t f_u32(const struct ct_fieldv *f) { uint32_t v = 0; if (f->len >= 4) memcpy(&v, f->data, 4); return v; }
+static uint64_t f_u64(const struct ct_fieldv *f) { uint64_t v = 0; if (f->len >= 8) memcpy(&v, f->data, 8); return v; }
+
+/* what the plain integer arguments mean, per call (hooks_cuda.c rec_enter) */
+static const char *arg_key(unsigned call, bool second)
+{
+	switch (call) {
+	case CT_CALL_cuDeviceGet: return second ? "arg2" : "ordinal";
+	case CT_CALL_cuDeviceGetName:
+	case CT_CALL_cuDevicePrimaryCtxRetain: return second ? "arg2" : "dev";
+	case CT_CALL_cuCtxCreate: case CT_CALL_cuCtxCreate_v2:
+	case CT_CALL_cuCtxCreate_v3: case CT_CALL_cuCtxCreate_v4: return second ? "dev" : "flags";
+	case CT_CALL_cuCtxSetCurrent: return second ? "arg2" : "ctx";
+	case CT_CALL_cudaSetDevice: return second ? "arg2" : "device";
+	case CT_CALL_cudaMalloc: return second ? "arg2" : "size";
+	case CT_CALL_cudaFree: return second ? "arg2" : "ptr";
+	case CT_CALL_cuInit: case CT_CALL_nvmlInitWithFlags: return second ? "arg2" : "flags";
+	default: return second ? "arg2" : "arg";
+	}
+}
+
+static const char *out_key(unsigned call)
+{
+	switch (call) {
+	case CT_CALL_cuDriverGetVersion: case CT_CALL_cudaRuntimeGetVersion:
+	case CT_CALL_cudaDriverGetVersion: return "version";
+	case CT_CALL_cuDeviceGetCount: case CT_CALL_cudaGetDeviceCount:
+	case CT_CALL_nvmlDeviceGetCount_v2: return "count";
+	case CT_CALL_cuDeviceGet: case CT_CALL_cudaGetDevice: return "device";
+	default: return "out";
+	}
+}
+
+static const char *outptr_key(unsigned call)
+{
+	switch (call) {
+	case CT_CALL_cuDevicePrimaryCtxRetain: case CT_CALL_cuCtxCreate: case CT_CALL_cuCtxCreate_v2:
+	case CT_CALL_cuCtxCreate_v3: case CT_CALL_cuCtxCreate_v4: return "ctx";
+	case CT_CALL_cudaMalloc: return "ptr";
+	default: return "outptr";
+	}
+}
+
+static const char *libkind_name(uint32_t k)
+{
+	static const char *const n[CT_LIB__COUNT] = {
+		[CT_LIB_OTHER] = "other", [CT_LIB_CUDA] = "cuda", [CT_LIB_CUDART] = "cudart",
+		[CT_LIB_NVML] = "nvml", [CT_LIB_NVIDIA] = "nvidia", [CT_LIB_CUDA_OTHER] = "cuda-other",
+	};
+	return k < CT_LIB__COUNT ? n[k] : "unknown";
+}
+
+static const char *symstatus_name(int32_t s)
+{
+	/* CUdriverProcAddressQueryResult, cuda.h (CUDA 13.0) */
+	switch (s) {
+	case 0: return "CU_GET_PROC_ADDRESS_SUCCESS";
+	case 1: return "CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND";
+	case 2: return "CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT";
+	default: return NULL;
+	}
+}
+
+const char *ct_inject_action_name(uint32_t a, char *buf, size_t len)
+{
+	static const char *const n[CT_INJ__COUNT] = {
+		[CT_INJ_NONE] = "none", [CT_INJ_ERROR] = "error", [CT_INJ_RETVAL] = "retval",
+		[CT_INJ_STATUS] = "status", [CT_INJ_VALUE] = "value", [CT_INJ_VERSION] = "version",
+		[CT_INJ_DELAY] = "delay",
+	};
+	if (a < CT_INJ__COUNT)
+		return n[a];
+	snprintf(buf, len, "action#%u", a);
+	return buf;
+}
+
+const char *ct_family_name(int fam)
+{
+	switch (fam) {
+	case CT_FAM_IO: return "io";
+	case CT_FAM_LOADER: return "loader";
+	case CT_FAM_DRIVER: return "driver";
+	case CT_FAM_RUNTIME: return "runtime";
+	case CT_FAM_NVML: return "nvml";
+	case CT_FAM_SHIM: return "shim";
+	default: return "unknown";
+	}
+}
+
+/* One field -> one argument.  exit: the field is from the exit record. */
+static void field_arg(struct ct_desc *d, unsigned call, const struct ct_fieldv *f, bool exit)
+{
+	char buf[256];
+	uint32_t u;
+
+	switch (f->tag) {
+	case CT_FLD_FILLER:
+		return;
+	case CT_FLD_PATH: arg_str(d, "path", keep(d, f->data, f->len)); return;
+	case CT_FLD_DIRFD: arg_int(d, "dirfd", (int32_t)f_u32(f)); return;
+	case CT_FLD_OFLAGS:
+		arg_str(d, "flags", keep_str(d, ct_open_flags_str(f_u32(f), buf, sizeof buf)));
+		return;
+	case CT_FLD_MODE: arg_str(d, "mode", keepf(d, "0%o", f_u32(f))); return;
+	case CT_FLD_FD: arg_int(d, "fd", (int32_t)f_u32(f)); return;
+	case CT_FLD_NODE:
+		arg_str(d, "node", keep_str(d, ct_node_name(f_u32(f), buf, sizeof buf)));
+		return;
+	case CT_FLD_RDEV:
+		arg_str(d, "rdev", keepf(d, "%u:%u", (unsigned)(f_u64(f) >> 32), (unsigned)f_u64(f)));
+		return;
+	case CT_FLD_REQUEST: arg_hex(d, "request", f_u64(f)); return;
+	case CT_FLD_ARGP: arg_hex(d, "argp", f_u64(f)); return;
+	case CT_FLD_BLOCK_SIZE: arg_uint(d, "block_size", f_u32(f)); return;
+	case CT_FLD_BLOCK: arg_bytes(d, exit ? "block_out" : "block_in", f->data, f->len); return;
+	case CT_FLD_BLOCK_TAIL:
+		if (f->len >= 4) {
+			arg_uint(d, "block_tail_offset", f_u32(f));
+			arg_bytes(d, exit ? "block_tail_out" : "block_tail_in", f->data + 4, f->len - 4u);
+		}
+		return;
+	case CT_FLD_PAYLOAD_SIZE: arg_uint(d, "payload_size", f_u32(f)); return;
+	case CT_FLD_PAYLOAD: arg_bytes(d, exit ? "payload_out" : "payload_in", f->data, f->len); return;
+	case CT_FLD_STRING:
+		if (f->len >= 1) {
+			static const char *const k[] = { "string0", "string1", "string2", "string3" };
+			arg_str(d, f->data[0] < 4 ? k[f->data[0]] : "string", keep(d, f->data + 1, f->len - 1u));
+		}
+		return;
+	case CT_FLD_XFER:
+		if (f->len >= 16) {
+			uint32_t cmd, size;
+			uint64_t ptr;
+			memcpy(&cmd, f->data, 4);
+			memcpy(&size, f->data + 4, 4);
+			memcpy(&ptr, f->data + 8, 8);
+			arg_hex(d, "xfer_cmd", cmd);
+			arg_uint(d, "xfer_size", size);
+			arg_hex(d, "xfer_ptr", ptr);
+		}
+		return;
+	case CT_FLD_LIBNAME: arg_str(d, "file", keep(d, f->data, f->len)); return;
+	case CT_FLD_DLFLAGS:
+		arg_str(d, "flags", keep_str(d, ct_dlopen_flags_str((int)f_u32(f), buf, sizeof buf)));
+		return;
+	case CT_FLD_LMID: arg_int(d, "lmid", (int64_t)f_u64(f)); return;
+	case CT_FLD_HANDLE: arg_hex(d, "handle", f_u64(f)); return;
+	case CT_FLD_REALPATH: arg_str(d, "realpath", keep(d, f->data, f->len)); return;
+	case CT_FLD_DLERROR: arg_str(d, "dlerror", keep(d, f->data, f->len)); return;
+	case CT_FLD_SYMBOL: arg_str(d, "symbol", keep(d, f->data, f->len)); return;
+	case CT_FLD_SYMVER: arg_str(d, "version", keep(d, f->data, f->len)); return;
+	case CT_FLD_CUDAVER: arg_int(d, "cuda_version", (int32_t)f_u32(f)); return;
+	case CT_FLD_GPAFLAGS: arg_hex(d, "flags", f_u64(f)); return;
+	case CT_FLD_SYMSTATUS:
+		arg_int(d, "symstatus", (int32_t)f_u32(f));
+		arg_str(d, "symstatus_name", symstatus_name((int32_t)f_u32(f)));
+		return;
+	case CT_FLD_PFN: arg_hex(d, "pfn", f_u64(f)); return;
+	case CT_FLD_WRAPPED: arg_bool(d, "wrapped", f_u32(f) != 0); return;
+	case CT_FLD_ARG: arg_int(d, arg_key(call, false), (int64_t)f_u64(f)); return;
+	case CT_FLD_ARG2: arg_int(d, arg_key(call, true), (int64_t)f_u64(f)); return;
+	case CT_FLD_OUT: arg_int(d, out_key(call), (int64_t)f_u64(f)); return;
+	case CT_FLD_OUTPTR: arg_hex(d, outptr_key(call), f_u64(f)); return;
+	case CT_FLD_INJECT:
+		if (f->len >= 8) {
+			memcpy(&u, f->data, 4);
+			arg_uint(d, "inject_rule", u);
+			memcpy(&u, f->data + 4, 4);
+			arg_str(d, "inject_action", keep_str(d, ct_inject_action_name(u, buf, sizeof buf)));
+		}
+		return;
+	case CT_FLD_TEXT:
+		arg_str(d, call == CT_CALL_cuDeviceGetName ? "name" : "text", keep(d, f->data, f->len));
+		return;
+	case CT_FLD_LIBKIND: arg_str(d, "libkind", libkind_name(f_u32(f))); return;
+	case CT_FLD_ENV: arg_str(d, "env", keep(d, f->data, f->len)); return;
+	case CT_FLD_FILESIZE: arg_uint(d, "file_size", f_u64(f)); return;
+	case CT_FLD_SEARCHED: arg_str(d, "searched", keep(d, f->data, f->len)); return;
+	case CT_FLD_ERRTEXT: arg_str(d, "errtext", keep(d, f->data, f->len)); return;
+	default:
+		/* a field from a newer minor version: keep its bytes under its number */
+		arg_bytes(d, keepf(d, "field_%u", f->tag), f->data, f->len);
+		return;
+	}
+}
+
+static void collect_args(struct ct_desc *d, const struct ct_event *ev)
+{
+	struct ct_fieldv f;
+	uint32_t pos = 0;
+
+	if (ev->has_enter)
+		while (ct_rec_next_field(&ev->enter, &pos, &f))
+			field_arg(d, ev->call, &f, false);
+	pos = 0;
+	if (ev->has_exit)
+		while (ct_rec_next_field(&ev->exit, &pos, &f))
+			field_arg(d, ev->call, &f, true);
+}
+
+/* ---- per family ------------------------------------------------------------------------ */
+
+/* a string field of one record */
+static bool rstr(const struct ct_recv *r, uint16_t tag, const unsigned char **p, uint16_t *len)
+{
+	struct ct_fieldv f;
+
+	if (!ct_rec_field(r, tag, &f))
+		return false;
+	*p = f.data;
+	*len = f.len;
+	return true;
+}
+
+/* a string field of the exit record, else of the enter record */
+static bool ev_str(const struct ct_event *ev, uint16_t tag, const unsigned char **p, uint16_t *len)
+{
+	struct ct_fieldv f;
+
+	if (!ct_ev_field(ev, tag, &f))
+		return false;
+	*p = f.data;
+	*len = f.len;
+	return true;
+}
+
+static void set_target(struct ct_desc *d, const unsigned char *p, size_t len)
+{
+	if (len > sizeof d->target - 1)
+		len = sizeof d->target - 1;
+	memcpy(d->target, p, len);
+	d->target[len] = 0;
+}
+
+static void errno_result(struct ct_desc *d)
+{
+	if (d->ret >= 0) {
+		snprintf(d->result, sizeof d->result, "%" PRId64, d->ret);
+		return;
+	}
+	d->result_name = d->errno_name;
+	if (d->errno_name)
+		snprintf(d->result, sizeof d->result, "%" PRId64 " %s (%s)", d->ret, d->errno_name,
+			 strerror(d->err));
+	else if (d->err)
+		snprintf(d->result, sizeof d->result, "%" PRId64 " errno %d", d->ret, d->err);
+	else
+		snprintf(d->result, sizeof d->result, "%" PRId64, d->ret);
+}
+
+static void describe_open(const struct ct_event *ev, struct ct_desc *d)
+{
+	const unsigned char *p;
+	uint16_t len;
+	uint32_t u;
+	uint64_t rdev;
+	char buf[256];
+
+	if (ct_rec_u32(&ev->enter, CT_FLD_DIRFD, &u))
+		appendf(d->text_args, sizeof d->text_args, (int32_t)u == -100 ? "AT_FDCWD, " : "%d, ", (int32_t)u);
+	if (ev_str(ev, CT_FLD_PATH, &p, &len)) {
+		set_target(d, p, len);
+		append_quoted(d->text_args, sizeof d->text_args, p, len);
+	}
+	if (ct_rec_u32(&ev->enter, CT_FLD_OFLAGS, &u))
+		appendf(d->text_args, sizeof d->text_args, ", %s", ct_open_flags_str(u, buf, sizeof buf));
+	if (ct_rec_u32(&ev->enter, CT_FLD_MODE, &u))
+		appendf(d->text_args, sizeof d->text_args, ", 0%o", u);
+	if (d->has_result)
+		errno_result(d);
+	if (d->has_result && d->ret >= 0 && ev->has_exit && ct_rec_u64(&ev->exit, CT_FLD_RDEV, &rdev)) {
+		uint32_t node = 0;
+		ct_rec_u32(&ev->exit, CT_FLD_NODE, &node);
+		appendf(d->detail, sizeof d->detail, "(%s %u:%u)",
+			node ? ct_node_name(node, buf, sizeof buf) : "char device",
+			(unsigned)(rdev >> 32), (unsigned)rdev);
+	}
+}
+
+static void describe_io(const struct ct_trace *t, const struct ct_event *ev, struct ct_desc *d)
+{
+	char buf[64];
+	int32_t fd;
+	uint32_t node = 0;
+
+	if (ev->call == CT_CALL_ioctl) {
+		struct ct_ioctl_desc *io = &d->ioctl;
+		d->is_ioctl = true;
+		ct_describe_ioctl(t, ev, io);
+		snprintf(d->target, sizeof d->target, "fd %d (%s) req 0x%" PRIx64, io->fd, io->node, io->request);
+		snprintf(d->text_args, sizeof d->text_args, "%d (%s), %s", io->fd, io->node, io->name);
+		if (d->has_result)
+			errno_result(d);
+		if (io->detail[0])
+			appendf(d->detail, sizeof d->detail, "%s", io->detail);
+		if (io->has_status && io->status)
+			appendf(d->detail, sizeof d->detail, "%sstatus %s (0x%x)", d->detail[0] ? "  " : "",
+				io->status_name ? io->status_name : "?", io->status);
+		return;
+	}
+	if (ev->call == CT_CALL_close) {
+		if (ct_rec_i32(&ev->enter, CT_FLD_FD, &fd)) {
+			ct_rec_u32(&ev->enter, CT_FLD_NODE, &node);
+			ct_node_name(node, buf, sizeof buf);
+			snprintf(d->target, sizeof d->target, "fd %d (%s)", fd, buf);
+			snprintf(d->text_args, sizeof d->text_args, "%d (%s)", fd, buf);
+		}
+		if (d->has_result)
+			errno_result(d);
+		return;
+	}
+	describe_open(ev, d);
+}
+
+/* RTLD_DEFAULT / RTLD_NEXT are 0 and -1 on glibc */
+static void append_handle(char *buf, size_t size, uint64_t h)
+{
+	if (h == 0)
+		appendf(buf, size, "RTLD_DEFAULT");
+	else if (h == UINT64_MAX)
+		appendf(buf, size, "RTLD_NEXT");
+	else
+		appendf(buf, size, "0x%" PRIx64, h);
+}
+
+static void describe_loader(const struct ct_event *ev, struct ct_desc *d)
+{
+	const unsigned char *p;
+	uint16_t len;
+	uint32_t u;
+	uint64_t h;
+	int64_t lmid;
+	char buf[256];
+
+	switch (ev->call) {
+	case CT_CALL_dlopen:
+	case CT_CALL_dlmopen:
+		if (ct_rec_i64(&ev->enter, CT_FLD_LMID, &lmid))
+			appendf(d->text_args, sizeof d->text_args, lmid == -1 ? "LM_ID_NEWLM, " :
+				lmid == 0 ? "LM_ID_BASE, " : "%" PRId64 ", ", lmid);
+		if (rstr(&ev->enter, CT_FLD_LIBNAME, &p, &len)) {
+			set_target(d, p, len);
+			append_quoted(d->text_args, sizeof d->text_args, p, len);
+		} else if (ev->has_enter) {
+			snprintf(d->target, sizeof d->target, "(main program)");
+			appendf(d->text_args, sizeof d->text_args, "NULL");
+		}
+		if (ct_rec_u32(&ev->enter, CT_FLD_DLFLAGS, &u))
+			appendf(d->text_args, sizeof d->text_args, ", %s",
+				ct_dlopen_flags_str((int)u, buf, sizeof buf));
+		break;
+	case CT_CALL_dlsym:
+	case CT_CALL_dlvsym:
+		if (ct_rec_u64(&ev->enter, CT_FLD_HANDLE, &h))
+			append_handle(d->text_args, sizeof d->text_args, h);
+		if (ev_str(ev, CT_FLD_SYMBOL, &p, &len)) {
+			set_target(d, p, len);
+			appendf(d->text_args, sizeof d->text_args, ", ");
+			append_quoted(d->text_args, sizeof d->text_args, p, len);
+		}
+		if (ev_str(ev, CT_FLD_SYMVER, &p, &len)) {
+			appendf(d->text_args, sizeof d->text_args, ", ");
+			append_quoted(d->text_args, sizeof d->text_args, p, len);
+		}
+		break;
+	case CT_CALL_dlclose:
+		if (ct_rec_u64(&ev->enter, CT_FLD_HANDLE, &h))
+			append_handle(d->text_args, sizeof d->text_args, h);
+		if (ev_str(ev, CT_FLD_REALPATH, &p, &len)) {
+			set_target(d, p, len);
+			appendf(d->text_args, sizeof d->text_args, " ");
+			append_quoted(d->text_args, sizeof d->text_args, p, len);
+		} else if (ev->has_enter) {
+			snprintf(d->target, sizeof d->target, "0x%" PRIx64, h);
+		}
+		break;
+	}
+	if (!d->has_result)
+		return;
+	if (ev->call == CT_CALL_dlclose) {
+		snprintf(d->result, sizeof d->result, "%" PRId64, d->ret);
+	} else if (d->ret == 0) {
+		d->result_name = "NULL";
+		snprintf(d->result, sizeof d->result, "NULL");
+	} else {
+		snprintf(d->result, sizeof d->result, "0x%" PRIx64, (uint64_t)d->ret);
+	}
+	if (ev->call != CT_CALL_dlclose && rstr(&ev->exit, CT_FLD_REALPATH, &p, &len) &&
+	    (strlen(d->target) != len || memcmp(d->target, p, len))) {
+		appendf(d->detail, sizeof d->detail, "-> ");
+		append_quoted(d->detail, sizeof d->detail, p, len);
+	}
+	if (ev->has_exit && ct_rec_u32(&ev->exit, CT_FLD_WRAPPED, &u) && u)
+		appendf(d->detail, sizeof d->detail, "%s(cutrace wrapper)", d->detail[0] ? " " : "");
+	if (rstr(&ev->exit, CT_FLD_DLERROR, &p, &len)) {
+		appendf(d->detail, sizeof d->detail, "%sdlerror: ", d->detail[0] ? "  " : "");
+		append_quoted(d->detail, sizeof d->detail, p, len);
+	}
+}
+
+static void describe_cuda(const struct ct_event *ev, struct ct_desc *d)
+{
+	const unsigned char *p;
+	uint16_t len;
+	int64_t v;
+	uint64_t u64;
+	uint32_t u;
+	const char *name = NULL;
+
+	if (ev->call == CT_CALL_cuGetProcAddress || ev->call == CT_CALL_cuGetProcAddress_v2) {
+		if (ev_str(ev, CT_FLD_SYMBOL, &p, &len)) {
+			set_target(d, p, len);
+			append_quoted(d->text_args, sizeof d->text_args, p, len);
+		}
+		if (ct_rec_u32(&ev->enter, CT_FLD_CUDAVER, &u))
+			appendf(d->text_args, sizeof d->text_args, ", %d", (int32_t)u);
+		if (ct_rec_u64(&ev->enter, CT_FLD_GPAFLAGS, &u64))
+			appendf(d->text_args, sizeof d->text_args, ", 0x%" PRIx64, u64);
+	} else if (ev->has_enter) {
+		if (ct_rec_i64(&ev->enter, CT_FLD_ARG, &v)) {
+			const char *k = arg_key(ev->call, false);
+			bool hex = !strcmp(k, "ctx") || !strcmp(k, "ptr") || !strcmp(k, "flags");
+			appendf(d->text_args, sizeof d->text_args, hex ? "%s=0x%" PRIx64 : "%s=%" PRId64, k,
+				hex ? (int64_t)(uint64_t)v : v);
+		}
+		if (ct_rec_i64(&ev->enter, CT_FLD_ARG2, &v))
+			appendf(d->text_args, sizeof d->text_args, ", %s=%" PRId64, arg_key(ev->call, true), v);
+	}
+	if (rstr(&ev->enter, CT_FLD_ENV, &p, &len)) {
+		appendf(d->detail, sizeof d->detail, "[");
+		size_t n = strlen(d->detail);
+		if (len > sizeof d->detail - n - 2)
+			len = (uint16_t)(sizeof d->detail - n - 2);
+		memcpy(d->detail + n, p, len);
+		d->detail[n + len] = 0;
+		appendf(d->detail, sizeof d->detail, "] ");
+	}
+	if (!d->has_result)
+		return;
+	switch (d->fam) {
+	case CT_FAM_DRIVER: name = ct_cu_result_name((int)d->ret); break;
+	case CT_FAM_RUNTIME: name = ct_cudart_error_name((int)d->ret); break;
+	case CT_FAM_NVML: name = ct_nvml_return_name((int)d->ret); break;
+	}
+	d->result_name = name;
+	if (name && d->ret == 0)
+		snprintf(d->result, sizeof d->result, "%s", name);
+	else if (name)
+		snprintf(d->result, sizeof d->result, "%s (%" PRId64 ")", name, d->ret);
+	else
+		snprintf(d->result, sizeof d->result, "%" PRId64, d->ret);
+	if (!ev->has_exit)
+		return;
+	if (ct_rec_i64(&ev->exit, CT_FLD_OUT, &v))
+		appendf(d->detail, sizeof d->detail, "-> %s %" PRId64, out_key(ev->call), v);
+	if (ct_rec_u64(&ev->exit, CT_FLD_OUTPTR, &u64))
+		appendf(d->detail, sizeof d->detail, "-> %s 0x%" PRIx64, outptr_key(ev->call), u64);
+	if (rstr(&ev->exit, CT_FLD_TEXT, &p, &len)) {
+		appendf(d->detail, sizeof d->detail, "-> ");
+		append_quoted(d->detail, sizeof d->detail, p, len);
+	}
+	if (ct_rec_u64(&ev->exit, CT_FLD_PFN, &u64))
+		appendf(d->detail, sizeof d->detail, "-> pfn 0x%" PRIx64, u64);
+	if (ct_rec_u32(&ev->exit, CT_FLD_WRAPPED, &u) && u)
+		appendf(d->detail, sizeof d->detail, " (cutrace wrapper)");
+	if (ct_rec_u32(&ev->exit, CT_FLD_SYMSTATUS, &u)) {
+		const char *s = symstatus_name((int32_t)u);
+		if (s && u)
+			appendf(d->detail, sizeof d->detail, " symbol status %s (%d)", s, (int32_t)u);
+		else if (!s)
+			appendf(d->detail, sizeof d->detail, " symbol status %d", (int32_t)u);
+	}
+}
+
+static void describe_note(const struct ct_event *ev, struct ct_desc *d)
+{
+	const unsigned char *p;
+	uint16_t len;
+
+	d->call = "note";
+	d->returned = true;
+	d->ok = true;
+	if (ev_str(ev, CT_FLD_TEXT, &p, &len)) {
+		set_target(d, p, len);
+		append_quoted(d->text_args, sizeof d->text_args, p, len);
+	}
+}
+
+static void describe_inject(const struct ct_event *ev, struct ct_desc *d)
+{
+	struct ct_fieldv f;
+	char buf[24];
+
+	if (!ct_ev_field(ev, CT_FLD_INJECT, &f) || f.len < 8)
+		return;
+	d->has_inject = true;
+	d->injected = true;
+	memcpy(&d->inject_rule, f.data, 4);
+	memcpy(&d->inject_action, f.data + 4, 4);
+	appendf(d->detail, sizeof d->detail, "%s[injected: rule %u, %s]", d->detail[0] ? "  " : "",
+		d->inject_rule, ct_inject_action_name(d->inject_action, buf, sizeof buf));
+}
+
+static bool family_ok(const struct ct_event *ev, const struct ct_desc *d)
+{
+	switch (d->fam) {
+	case CT_FAM_IO:
+		if (d->is_ioctl && d->ioctl.has_ok)
+			return d->ioctl.ok;
+		return d->ret >= 0;
+	case CT_FAM_LOADER:
+		return ev->call == CT_CALL_dlclose ? d->ret == 0 : d->ret != 0;
+	case CT_FAM_DRIVER:
+	case CT_FAM_RUNTIME:
+	case CT_FAM_NVML:
+		return d->ret == 0;
+	case CT_FAM_SHIM:
+		return true;
+	default:
+		return d->ret >= 0;
+	}
+}
+
+void ct_describe(const struct ct_trace *t, const struct ct_event *ev, struct ct_desc *d)
+{
+	/* clear only the header part: the arena needs no zeroing */
+	memset(d, 0, offsetof(struct ct_desc, arena));
+	d->call = ct_call_name(ev->call);
+	d->fam = ct_call_family(ev->call);
+	d->family = ct_family_name(d->fam);
+	d->returned = ev->has_exit;
+	d->has_result = ev->has_exit;
+	d->ret = ev->ret;
+	d->err = ev->has_exit ? ev->err : 0;
+	d->errno_name = d->err ? ct_errno_name(d->err) : NULL;
+	d->injected = (ev->flags & CT_RF_INJECTED) != 0;
+	snprintf(d->result, sizeof d->result, "?");
+
+	if (ev->type == CT_REC_NOTE) {
+		d->is_note = true;
+		describe_note(ev, d);
+	} else {
+		switch (d->fam) {
+		case CT_FAM_IO: describe_io(t, ev, d); break;
+		case CT_FAM_LOADER: describe_loader(ev, d); break;
+		case CT_FAM_DRIVER: case CT_FAM_RUNTIME: case CT_FAM_NVML: describe_cuda(ev, d); break;
+		default:
+			if (d->has_result)
+				snprintf(d->result, sizeof d->result, "%" PRId64, d->ret);
+		}
+		if (!ev->has_enter && !d->text_args[0])
+			snprintf(d->text_args, sizeof d->text_args, "<enter record lost>");
+		d->ok = d->returned && family_ok(ev, d);
+	}
+	describe_inject(ev, d);
+	collect_args(d, ev);
+}
+
+void ct_desc_args_json(struct ct_json *j, const struct ct_desc *d)
+{
+	char hex[24];
+
+	ct_json_obj_begin(j);
+	for (unsigned i = 0; i < d->nargs; i++) {
+		const struct ct_desc_arg *a = &d->args[i];
+		ct_json_key(j, a->key);
+		switch (a->kind) {
+		case CT_ARG_STR: ct_json_str(j, a->s); break;
+		case CT_ARG_INT: ct_json_int(j, a->i); break;
+		case CT_ARG_UINT: ct_json_uint(j, a->u); break;
+		case CT_ARG_HEX:
+			snprintf(hex, sizeof hex, "0x%" PRIx64, a->u);
+			ct_json_str(j, hex);
+			break;
+		case CT_ARG_BOOL: ct_json_bool(j, a->b); break;
+		case CT_ARG_BYTES: ct_json_hex(j, a->bytes, a->len); break;
+		}
+	}
+	ct_json_obj_end(j);
+}

@@ -1,0 +1,114 @@
+/*
+ * One event -> the strings a person (text timeline) or a program (JSON,
+ * Chrome trace, diagnosis) sees: call name, target, result, ok/failed, and
+ * the recorded arguments as key/value pairs.
+ *
+ * Everything ioctl-specific sits behind ct_describe_ioctl() in
+ * describe_ioctl.c, so the NVIDIA decoder can replace it without touching
+ * the rest.  ct_describe() is stateless and allocation-free: the strings
+ * live in the ct_desc itself (or are static), and bytes arguments point into
+ * the trace, valid while the event is (during the ct_trace_events callback).
+ */
+#ifndef CT_DESCRIBE_H
+#define CT_DESCRIBE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace.h"
+
+struct ct_json;
+
+/* ---- ioctl ------------------------------------------------------------------- */
+
+struct ct_ioctl_desc {
+	char name[96];           /* "NV_ESC_RM_CONTROL", "UVM_INITIALIZE", "_IOC(RW,'F',0x2a,32)", "UVM cmd 0x30000001" */
+	bool named;              /* name came from a table (else structural) */
+	char node[48];           /* "nvidiactl", "nvidia0", "nvidia-uvm", ... ("fd" when unknown) */
+	uint32_t node_word;      /* CT_FLD_NODE: CT_NODE_* << 16 | minor (0 unknown) */
+	int32_t fd;              /* -1 when not recorded */
+	uint64_t request;
+	bool has_status;         /* a driver status was read from the block after the call */
+	uint32_t status;         /* NV_STATUS */
+	const char *status_name; /* "NV_ERR_INVALID_ARGUMENT", NULL when unnamed */
+	bool is_warning;         /* NV_WARN_*: not a failure */
+	bool has_ok;             /* ok overrides the generic ioctl rule (ret >= 0) */
+	bool ok;
+	char detail[256];        /* extra text for the timeline ("" none): command, class, ... */
+};
+
+/*
+ * Fill *out for an ioctl event (out is cleared first).  For events that are
+ * not ioctls, out gets node "fd" and name "ioctl".
+ */
+void ct_describe_ioctl(const struct ct_trace *t, const struct ct_event *ev, struct ct_ioctl_desc *out);
+
+/* "nvidiactl", "nvidia0", "nvidia-uvm", ... for a CT_FLD_NODE word, into buf */
+const char *ct_node_name(uint32_t node, char *buf, size_t len);
+
+/* ---- any event ------------------------------------------------------------------ */
+
+enum ct_arg_kind {
+	CT_ARG_STR,    /* s */
+	CT_ARG_INT,    /* i */
+	CT_ARG_UINT,   /* u */
+	CT_ARG_HEX,    /* u, shown (and written to JSON) as a "0x..." string */
+	CT_ARG_BOOL,   /* b */
+	CT_ARG_BYTES,  /* bytes/len: raw memory, written to JSON as a hex string */
+};
+
+struct ct_desc_arg {
+	const char *key;         /* static string ("path", "flags", "block_in", ...) */
+	enum ct_arg_kind kind;
+	const char *s;
+	int64_t i;
+	uint64_t u;
+	bool b;
+	const unsigned char *bytes;
+	uint32_t len;
+};
+
+#define CT_DESC_MAX_ARGS 32
+
+struct ct_desc {
+	const char *call;        /* "openat", "ioctl", "cuInit", "note", "call#77" */
+	int fam;                 /* CT_FAM_*, 0 unknown */
+	const char *family;      /* "io", "loader", "driver", "runtime", "nvml", "shim", "unknown" */
+	bool is_note;            /* an instant event (CT_REC_NOTE) */
+	bool returned;           /* has an exit record (notes: true) */
+	bool ok;                 /* the call succeeded (see describe.c for the rule per family) */
+	bool injected;           /* CT_RF_INJECTED or an INJECT field */
+	bool has_inject;
+	uint32_t inject_rule, inject_action;
+	bool has_result;         /* ret is meaningful (the call returned) */
+	int64_t ret;
+	int32_t err;             /* errno (0 none) */
+	const char *errno_name;  /* "ENOENT", NULL when err == 0 or unknown */
+	const char *result_name; /* errno name / CUresult / cudaError / nvmlReturn / "NULL"; NULL none */
+	char target[512];        /* path, library, symbol, "fd 3 (nvidiactl) req 0xc020462a", "" */
+	char text_args[768];     /* what the text timeline puts inside call(...) */
+	char result[192];        /* text result: "3", "-1 ENOENT (No such file or directory)",
+				  * "CUDA_ERROR_NO_DEVICE (100)", "NULL", "?" (never returned) */
+	char detail[640];        /* text after the result ("-> 13000", dlerror, status, ...), "" none */
+	bool is_ioctl;
+	struct ct_ioctl_desc ioctl;  /* valid when is_ioctl */
+	unsigned nargs;
+	struct ct_desc_arg args[CT_DESC_MAX_ARGS];
+	/* storage for string arguments (arena last: ct_describe clears what precedes it) */
+	size_t arena_used;
+	char arena[4096];
+};
+
+/* Describe one event (d is overwritten).  t gives the driver version for names. */
+void ct_describe(const struct ct_trace *t, const struct ct_event *ev, struct ct_desc *d);
+
+/* Write d's arguments as one JSON object value ({"path": "...", ...}). */
+void ct_desc_args_json(struct ct_json *j, const struct ct_desc *d);
+
+/* "io", "loader", "driver", "runtime", "nvml", "shim"; "unknown" otherwise */
+const char *ct_family_name(int fam);
+/* CT_INJ_* -> "error", "retval", "status", "value", "version", "delay"; "none"/"action#N" */
+const char *ct_inject_action_name(uint32_t a, char *buf, size_t len);
+
+#endif

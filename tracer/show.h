@@ -1,0 +1,65 @@
+/*
+ * `cutrace show` output formats.  Every format is an ops struct driven by
+ * one iterator in cmd_show.c (open each trace, stream its events, describe
+ * each one once), in the manner of uftrace's dump ops.  A new exporter
+ * defines one `const struct ct_show_ops` and is listed in the formats[]
+ * table of cmd_show.c (the "chrome" row is there, with no ops yet).
+ */
+#ifndef CT_SHOW_H
+#define CT_SHOW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "describe.h"
+#include "trace.h"
+
+struct ct_show_ctx {
+	FILE *out;
+	bool no_time;            /* --no-time: no timestamps and no durations */
+	const char *out_path;    /* -o FILE, or NULL for stdout */
+	void *priv;              /* the format's own state */
+	/* the process being shown */
+	struct ct_trace *trace;
+	uint64_t t0_ns;          /* monotonic time of the first event (text offsets) */
+	bool have_t0;
+};
+
+/* what the iterator knows about one event beyond the event itself */
+struct ct_show_event {
+	const struct ct_event *ev;
+	const struct ct_desc *d;
+	unsigned depth;          /* calls of the same thread this one is nested in */
+};
+
+struct ct_show_ops {
+	const char *name;
+	/* every hook may be NULL; a non-zero return stops the output (exit 2) */
+	int (*begin)(struct ct_show_ctx *c);
+	int (*process_begin)(struct ct_show_ctx *c, struct ct_trace *t);
+	int (*event)(struct ct_show_ctx *c, const struct ct_show_event *e);
+	int (*process_end)(struct ct_show_ctx *c, struct ct_trace *t, const struct ct_trace_stats *st);
+	/* a file that could not be read (it was already reported on stderr) */
+	void (*bad_file)(struct ct_show_ctx *c, const char *path, const char *why);
+	int (*end)(struct ct_show_ctx *c);
+};
+
+extern const struct ct_show_ops ct_show_text_ops;
+extern const struct ct_show_ops ct_show_json_ops;
+
+struct ct_show_summary {
+	int files;               /* trace files named or found */
+	int readable;            /* files opened and streamed */
+	int bad;                 /* files skipped as unreadable or malformed */
+	int processes_failed;    /* reserved: processes whose CUDA start-up failed (diagnosis) */
+};
+
+/*
+ * The exit code of `cutrace show`: 2 when nothing was readable, else 0.
+ * Hook for later: 1 (CT_EXIT_PROBLEM) when a process failed, once the
+ * diagnosis fills processes_failed.
+ */
+int ct_show_exit_code(const struct ct_show_summary *s);
+
+#endif

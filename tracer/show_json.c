@@ -1,0 +1,287 @@
+/*
+ * cutrace show --json: one JSON document, events streamed as they are read
+ * (nothing is held per event).  The schema is documented in tracer/JSON.md;
+ * keep the two in step.
+ */
+#include "show.h"
+#include "json.h"
+#include "tracer.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define CT_SHOW_JSON_VERSION "1.0"
+
+struct bad_file {
+	char *path, *why;
+};
+
+struct json_state {
+	struct ct_json j;
+	struct bad_file *bad;
+	size_t nbad, capbad;
+};
+
+static struct json_state *js(struct ct_show_ctx *c)
+{
+	return c->priv;
+}
+
+static int json_begin(struct ct_show_ctx *c)
+{
+	struct json_state *s = calloc(1, sizeof *s);
+
+	if (!s)
+		return -1;
+	c->priv = s;
+	ct_json_init(&s->j, c->out, true);
+	ct_json_obj_begin(&s->j);
+	ct_json_kstr(&s->j, "cutrace_version", CUTRACE_VERSION);
+	ct_json_kstr(&s->j, "format_version", CT_SHOW_JSON_VERSION);
+	ct_json_key(&s->j, "processes");
+	ct_json_arr_begin(&s->j);
+	return 0;
+}
+
+static void json_bad_file(struct ct_show_ctx *c, const char *path, const char *why)
+{
+	struct json_state *s = js(c);
+
+	if (s->nbad == s->capbad) {
+		size_t ncap = s->capbad ? s->capbad * 2 : 8;
+		struct bad_file *nb = realloc(s->bad, ncap * sizeof *nb);
+		if (!nb)
+			return;
+		s->bad = nb;
+		s->capbad = ncap;
+	}
+	s->bad[s->nbad].path = strdup(path);
+	s->bad[s->nbad].why = strdup(why);
+	s->nbad++;
+}
+
+static int json_end(struct ct_show_ctx *c)
+{
+	struct json_state *s = js(c);
+	struct ct_json *j = &s->j;
+
+	ct_json_arr_end(j);
+	/* files that could not be read: the same messages as on stderr */
+	ct_json_key(j, "errors");
+	ct_json_arr_begin(j);
+	for (size_t i = 0; i < s->nbad; i++) {
+		ct_json_obj_begin(j);
+		ct_json_kstr(j, "file", s->bad[i].path);
+		ct_json_kstr(j, "error", s->bad[i].why);
+		ct_json_obj_end(j);
+		free(s->bad[i].path);
+		free(s->bad[i].why);
+	}
+	ct_json_arr_end(j);
+	ct_json_obj_end(j);
+	ct_json_end(j);
+	free(s->bad);
+	free(s);
+	c->priv = NULL;
+	return ferror(c->out) ? -1 : 0;
+}
+
+/* a context string field as a JSON string, or null */
+static void kctx(struct ct_json *j, struct ct_trace *t, const char *key, uint16_t tag)
+{
+	uint16_t len;
+	const unsigned char *p = ct_trace_ctx(t, tag, 0, &len);
+
+	ct_json_key(j, key);
+	if (p)
+		ct_json_strn(j, (const char *)p, len);
+	else
+		ct_json_null(j);
+}
+
+static void cmdline(struct ct_json *j, struct ct_trace *t)
+{
+	uint16_t len, fll;
+	const unsigned char *p = ct_trace_ctx(t, CT_CTX_CMDLINE, 0, &len);
+	const unsigned char *fl = ct_trace_ctx(t, CT_CTX_CMDLINE_LEN, 0, &fll);
+	uint32_t full = 0;
+	size_t i = 0;
+
+	ct_json_key(j, "cmdline");
+	ct_json_arr_begin(j);
+	while (p && i < len) {
+		size_t k = i;
+		while (k < len && p[k])
+			k++;
+		ct_json_strn(j, (const char *)p + i, k - i);
+		i = k + 1;
+	}
+	ct_json_arr_end(j);
+	if (fl && fll == 4)
+		memcpy(&full, fl, 4);
+	ct_json_kbool(j, "cmdline_truncated", p && full > len);
+}
+
+static int json_process_begin(struct ct_show_ctx *c, struct ct_trace *t)
+{
+	const struct cutrace_header *h = ct_trace_header(t);
+	struct ct_json *j = &js(c)->j;
+	char ver[16];
+	uint16_t len;
+	const unsigned char *p;
+
+	ct_json_obj_begin(j);
+	ct_json_kstr(j, "file", ct_trace_path(t));
+	snprintf(ver, sizeof ver, "%u.%u", h->version_major, h->version_minor);
+	ct_json_kstr(j, "trace_format", ver);
+	ct_json_kuint(j, "pid", h->pid);
+	ct_json_kuint(j, "ppid", h->ppid);
+	kctx(j, t, "exe", CT_CTX_EXE);
+	cmdline(j, t);
+	kctx(j, t, "cwd", CT_CTX_CWD);
+	kctx(j, t, "host", CT_CTX_HOST);
+	kctx(j, t, "kernel", CT_CTX_KERNEL);
+	kctx(j, t, "machine", CT_CTX_MACHINE);
+	ct_json_kuint(j, "uid", h->uid);
+	ct_json_kuint(j, "gid", h->gid);
+	ct_json_kuint(j, "euid", h->euid);
+	ct_json_kuint(j, "egid", h->egid);
+	ct_json_kuint(j, "start_realtime_ns", h->start_realtime_ns);
+	ct_json_kuint(j, "start_mono_ns", h->start_mono_ns);
+	ct_json_kuint(j, "writer_version", h->writer_version);
+	ct_json_kstr(j, "driver_version", ct_trace_driver_version_str(t));
+	ct_json_kuint(j, "driver_version_code", ct_trace_driver_version(t));
+	kctx(j, t, "nvidia_version_text", CT_CTX_NV_VERSION);
+	kctx(j, t, "nvidia_module_version", CT_CTX_NV_MODVERSION);
+	ct_json_key(j, "devices");
+	ct_json_arr_begin(j);
+	for (unsigned i = 0; (p = ct_trace_ctx(t, CT_CTX_DEVICES, i, &len)); i++)
+		ct_json_strn(j, (const char *)p, len);
+	ct_json_arr_end(j);
+	ct_json_key(j, "env");
+	ct_json_obj_begin(j);
+	for (unsigned i = 0; (p = ct_trace_ctx(t, CT_CTX_ENV, i, &len)); i++) {
+		const unsigned char *eq = memchr(p, '=', len);
+		char name[256];
+		size_t n = eq ? (size_t)(eq - p) : len;
+		if (n >= sizeof name)
+			continue;
+		memcpy(name, p, n);
+		name[n] = 0;
+		ct_json_key(j, name);
+		if (eq)
+			ct_json_strn(j, (const char *)eq + 1, len - n - 1);
+		else
+			ct_json_null(j);
+	}
+	ct_json_obj_end(j);
+	kctx(j, t, "inject_rules", CT_CTX_INJECT);
+	ct_json_key(j, "notes");
+	ct_json_arr_begin(j);
+	for (unsigned i = 0; (p = ct_trace_ctx(t, CT_CTX_NOTE, i, &len)); i++)
+		ct_json_strn(j, (const char *)p, len);
+	ct_json_arr_end(j);
+	ct_json_key(j, "flags");
+	ct_json_obj_begin(j);
+	ct_json_kbool(j, "degraded", h->flags & CT_HF_DEGRADED);
+	ct_json_kbool(j, "exited", h->flags & CT_HF_EXITED);
+	ct_json_kbool(j, "forked", h->flags & CT_HF_FORKED);
+	ct_json_kbool(j, "inject", h->flags & CT_HF_INJECT);
+	ct_json_kbool(j, "inject_malformed", h->flags & CT_HF_INJECT_BAD);
+	ct_json_obj_end(j);
+	ct_json_key(j, "events");
+	ct_json_arr_begin(j);
+	return ferror(c->out) ? -1 : 0;
+}
+
+static int json_event(struct ct_show_ctx *c, const struct ct_show_event *e)
+{
+	const struct ct_event *ev = e->ev;
+	const struct ct_desc *d = e->d;
+	const struct cutrace_header *h = ct_trace_header(c->trace);
+	struct ct_json *j = &js(c)->j;
+
+	ct_json_obj_begin(j);
+	ct_json_kuint(j, "seq", ev->seq);
+	ct_json_kstr(j, "type", d->is_note ? "note" : "call");
+	ct_json_kstr(j, "call", d->call);
+	ct_json_kstr(j, "family", d->family);
+	ct_json_kuint(j, "tid", ev->tid);
+	ct_json_kint(j, "t_ns", (int64_t)(ev->t_ns - h->start_mono_ns));
+	ct_json_key(j, "dur_ns");
+	if (ev->has_exit && ev->has_enter)
+		ct_json_uint(j, ev->dur_ns);
+	else
+		ct_json_null(j);
+	ct_json_kuint(j, "depth", e->depth);
+	ct_json_kbool(j, "returned", d->returned);
+	ct_json_kbool(j, "has_enter", ev->has_enter);
+	ct_json_kstr(j, "target", d->target);
+	ct_json_key(j, "result");
+	if (d->has_result)
+		ct_json_int(j, d->ret);
+	else
+		ct_json_null(j);
+	ct_json_kstr(j, "result_name", d->result_name);
+	ct_json_kint(j, "errno", d->err);
+	ct_json_kstr(j, "errno_name", d->errno_name);
+	ct_json_kbool(j, "ok", d->ok);
+	ct_json_kbool(j, "injected", d->injected);
+	if (d->has_inject) {
+		char buf[24];
+		ct_json_key(j, "inject");
+		ct_json_obj_begin(j);
+		ct_json_kuint(j, "rule", d->inject_rule);
+		ct_json_kstr(j, "action", ct_inject_action_name(d->inject_action, buf, sizeof buf));
+		ct_json_obj_end(j);
+	}
+	ct_json_kuint(j, "record_flags", ev->flags);
+	if (d->is_ioctl) {
+		ct_json_kstr(j, "name", d->ioctl.name);
+		ct_json_kbool(j, "name_known", d->ioctl.named);
+		ct_json_kstr(j, "node", d->ioctl.node);
+		if (d->ioctl.has_status) {
+			ct_json_kuint(j, "status", d->ioctl.status);
+			ct_json_kstr(j, "status_name", d->ioctl.status_name);
+			ct_json_kbool(j, "status_is_warning", d->ioctl.is_warning);
+		}
+		if (d->ioctl.detail[0])
+			ct_json_kstr(j, "detail", d->ioctl.detail);
+	}
+	ct_json_key(j, "args");
+	ct_desc_args_json(j, d);
+	ct_json_obj_end(j);
+	return ferror(c->out) ? -1 : 0;
+}
+
+static int json_process_end(struct ct_show_ctx *c, struct ct_trace *t, const struct ct_trace_stats *st)
+{
+	const struct cutrace_header *h = ct_trace_header(t);
+	struct ct_json *j = &js(c)->j;
+
+	ct_json_arr_end(j);
+	ct_json_key(j, "stats");
+	ct_json_obj_begin(j);
+	ct_json_kuint(j, "records", st->records);
+	ct_json_kuint(j, "events", st->events);
+	ct_json_kuint(j, "dropped", h->dropped);
+	ct_json_kuint(j, "lost", h->lost);
+	ct_json_kuint(j, "torn", st->torn);
+	ct_json_kuint(j, "overwritten", st->overwritten);
+	ct_json_kuint(j, "malformed", st->bad);
+	ct_json_kuint(j, "unfinished", st->unfinished);
+	ct_json_kuint(j, "orphan_exits", st->orphan_exits);
+	ct_json_obj_end(j);
+	ct_json_obj_end(j);
+	return ferror(c->out) ? -1 : 0;
+}
+
+const struct ct_show_ops ct_show_json_ops = {
+	.name = "json",
+	.begin = json_begin,
+	.process_begin = json_process_begin,
+	.event = json_event,
+	.process_end = json_process_end,
+	.bad_file = json_bad_file,
+	.end = json_end,
+};

@@ -1,0 +1,315 @@
+/*
+ * cutrace show, text format: a header block per process, then one
+ * strace-like line per event, then a one-line summary (see cmd_show.c's help
+ * for the line layout and the marks).
+ */
+#include "show.h"
+#include "tracer.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct text_state {
+	uint64_t failed;
+	uint64_t never;
+	bool first_process;
+};
+
+static struct text_state *st_of(struct ct_show_ctx *c)
+{
+	return c->priv;
+}
+
+/* print bytes with control characters escaped (file contents are untrusted) */
+static void put_clean(FILE *f, const unsigned char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = s[i];
+		if (ch == '\t' || (ch >= 0x20 && ch < 0x7f))
+			fputc(ch, f);
+		else
+			fprintf(f, "\\x%02x", ch);
+	}
+}
+
+static void put_cstr(FILE *f, const char *s)
+{
+	put_clean(f, (const unsigned char *)s, strlen(s));
+}
+
+/* an argument for a shell-looking command line: quoted when it needs it */
+static void put_arg(FILE *f, const unsigned char *s, size_t n)
+{
+	bool plain = n > 0;
+
+	for (size_t i = 0; i < n && plain; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || strchr("-_./=:,+@%", s[i])))
+			plain = false;
+	if (plain) {
+		put_clean(f, s, n);
+		return;
+	}
+	fputc('\'', f);
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '\'')
+			fputs("'\\''", f);
+		else
+			put_clean(f, s + i, 1);
+	}
+	fputc('\'', f);
+}
+
+static void put_cmdline(FILE *f, struct ct_trace *t)
+{
+	uint16_t len;
+	const unsigned char *p = ct_trace_ctx(t, CT_CTX_CMDLINE, 0, &len);
+	uint32_t full = 0;
+	const unsigned char *fl;
+	uint16_t fll;
+	size_t i = 0;
+
+	if (!p) {
+		fputs("(not recorded)", f);
+		return;
+	}
+	while (i < len) {
+		size_t j = i;
+		while (j < len && p[j])
+			j++;
+		if (i)
+			fputc(' ', f);
+		put_arg(f, p + i, j - i);
+		i = j + 1;
+	}
+	fl = ct_trace_ctx(t, CT_CTX_CMDLINE_LEN, 0, &fll);
+	if (fl && fll == 4)
+		memcpy(&full, fl, 4);
+	if (full > len)
+		fprintf(f, " ... (truncated: %u of %u bytes)", (unsigned)len, full);
+}
+
+static void put_time(FILE *f, uint64_t real_ns)
+{
+	time_t s = (time_t)(real_ns / 1000000000u);
+	struct tm tm;
+	char buf[64], tz[8];
+
+	if (!real_ns || !localtime_r(&s, &tm)) {
+		fputs("unknown", f);
+		return;
+	}
+	strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+	strftime(tz, sizeof tz, "%z", &tm);
+	fprintf(f, "%s.%03u%s", buf, (unsigned)(real_ns / 1000000u % 1000u), tz);
+}
+
+/* the first line of the NVRM version text, trimmed */
+static void put_nv_line(FILE *f, const char *text)
+{
+	const char *e = strchr(text, '\n');
+	size_t n = e ? (size_t)(e - text) : strlen(text);
+
+	while (n && (text[n - 1] == ' ' || text[n - 1] == '\r'))
+		n--;
+	put_clean(f, (const unsigned char *)text, n);
+}
+
+static int text_begin(struct ct_show_ctx *c)
+{
+	struct text_state *s = calloc(1, sizeof *s);
+
+	if (!s)
+		return -1;
+	s->first_process = true;
+	c->priv = s;
+	return 0;
+}
+
+static int text_end(struct ct_show_ctx *c)
+{
+	free(c->priv);
+	c->priv = NULL;
+	return 0;
+}
+
+static void put_flags(FILE *f, const struct cutrace_header *h)
+{
+	bool any = false;
+
+#define FLAG(cond, col, text) do { if (cond) { \
+		fprintf(f, "%s%s%s%s", any ? "; " : "", ct_c(f, col), text, ct_c(f, CT_C_RESET)); \
+		any = true; } } while (0)
+	FLAG(h->flags & CT_HF_DEGRADED, CT_C_YELLOW, "DEGRADED (the shim had an internal failure: some events are missing)");
+	FLAG(h->flags & CT_HF_EXITED, CT_C_RESET, "exited");
+	FLAG(!(h->flags & CT_HF_EXITED), CT_C_YELLOW, "no exit seen (killed, crashed, or still running)");
+	FLAG(h->flags & CT_HF_FORKED, CT_C_RESET, "fork child");
+	FLAG(h->flags & CT_HF_INJECT, CT_C_YELLOW, "fault injection active");
+	FLAG(h->flags & CT_HF_INJECT_BAD, CT_C_YELLOW, "CUTRACE_INJECT malformed (ignored)");
+#undef FLAG
+	fprintf(f, "; %" PRIu64 " dropped by the ring, %" PRIu64 " lost (too big)", h->dropped, h->lost);
+}
+
+static int text_process_begin(struct ct_show_ctx *c, struct ct_trace *t)
+{
+	const struct cutrace_header *h = ct_trace_header(t);
+	struct text_state *s = st_of(c);
+	FILE *f = c->out;
+	char buf[2048], buf2[256];
+	const char *ver;
+
+	s->failed = s->never = 0;
+	if (!s->first_process)
+		fputc('\n', f);
+	s->first_process = false;
+
+	fprintf(f, "%sprocess %u%s (ppid %u)  ", ct_c(f, CT_C_BOLD), h->pid, ct_c(f, CT_C_RESET), h->ppid);
+	if (ct_trace_ctx_str(t, CT_CTX_EXE, 0, buf, sizeof buf))
+		put_cstr(f, buf);
+	else
+		fputs("(exe not recorded)", f);
+	fputc('\n', f);
+	fprintf(f, "  file     ");
+	put_cstr(f, ct_trace_path(t));
+	fprintf(f, "\n  command  ");
+	put_cmdline(f, t);
+	fprintf(f, "\n  host     ");
+	put_cstr(f, ct_trace_ctx_str(t, CT_CTX_HOST, 0, buf, sizeof buf) ? buf : "?");
+	fprintf(f, ", kernel ");
+	put_cstr(f, ct_trace_ctx_str(t, CT_CTX_KERNEL, 0, buf, sizeof buf) ? buf : "?");
+	if (ct_trace_ctx_str(t, CT_CTX_MACHINE, 0, buf, sizeof buf)) {
+		fputc(' ', f);
+		put_cstr(f, buf);
+	}
+	fprintf(f, "\n  driver   ");
+	ver = ct_trace_driver_version_str(t);
+	if (ct_trace_ctx_str(t, CT_CTX_NV_VERSION, 0, buf, sizeof buf)) {
+		fprintf(f, "%s  (", ver ? ver : "version not understood");
+		put_nv_line(f, buf);
+		fputc(')', f);
+	} else if (ct_trace_ctx_str(t, CT_CTX_NV_MODVERSION, 0, buf2, sizeof buf2)) {
+		fprintf(f, "%s  (/sys/module/nvidia/version)", ver ? ver : "version not understood");
+	} else {
+		fprintf(f, "%snot loaded%s (no /proc/driver/nvidia/version)", ct_c(f, CT_C_YELLOW),
+			ct_c(f, CT_C_RESET));
+	}
+	fprintf(f, "\n  started  ");
+	put_time(f, h->start_realtime_ns);
+	fprintf(f, "  uid %u gid %u", h->uid, h->gid);
+	if (h->euid != h->uid || h->egid != h->gid)
+		fprintf(f, " (euid %u egid %u)", h->euid, h->egid);
+	fputc('\n', f);
+	for (unsigned i = 0; ct_trace_ctx_str(t, CT_CTX_ENV, i, buf, sizeof buf); i++) {
+		size_t n = strlen(buf);
+		fprintf(f, "  %s", i ? "         " : "env      ");
+		/* some values are kilobytes (NVIDIA_REQUIRE_CUDA): JSON has them whole */
+		put_clean(f, (const unsigned char *)buf, n > 160 ? 160 : n);
+		if (n > 160)
+			fprintf(f, "... (%zu bytes)", n);
+		fputc('\n', f);
+	}
+	if (ct_trace_ctx_str(t, CT_CTX_INJECT, 0, buf, sizeof buf)) {
+		fprintf(f, "  inject   ");
+		put_cstr(f, buf);
+		fputc('\n', f);
+	}
+	fprintf(f, "  trace    ");
+	put_flags(f, h);
+	fputc('\n', f);
+	for (unsigned i = 0; ct_trace_ctx_str(t, CT_CTX_NOTE, i, buf, sizeof buf); i++) {
+		fprintf(f, "  note     ");
+		put_cstr(f, buf);
+		fputc('\n', f);
+	}
+	return ferror(f) ? -1 : 0;
+}
+
+static void put_dur(FILE *f, uint64_t ns)
+{
+	if (ns < 1000)
+		fprintf(f, "<%" PRIu64 " ns>", ns);
+	else if (ns < 1000000)
+		fprintf(f, "<%.1f us>", (double)ns / 1e3);
+	else if (ns < 1000000000)
+		fprintf(f, "<%.3f ms>", (double)ns / 1e6);
+	else
+		fprintf(f, "<%.3f s>", (double)ns / 1e9);
+}
+
+static int text_event(struct ct_show_ctx *c, const struct ct_show_event *e)
+{
+	const struct ct_event *ev = e->ev;
+	const struct ct_desc *d = e->d;
+	struct text_state *s = st_of(c);
+	FILE *f = c->out;
+	uint32_t pid = ct_trace_header(c->trace)->pid;
+
+	if (!c->no_time) {
+		double ms = ((double)ev->t_ns - (double)c->t0_ns) / 1e6;
+		fprintf(f, "%s%+11.3f ms%s  ", ct_c(f, CT_C_DIM), ms, ct_c(f, CT_C_RESET));
+	}
+	if (ev->tid != pid)
+		fprintf(f, "[%u] ", ev->tid);
+	for (unsigned i = 0; i < e->depth; i++)
+		fputs("  ", f);
+	if (d->is_note) {
+		fprintf(f, "%s** note: ", ct_c(f, CT_C_CYAN));
+		put_cstr(f, d->target);
+		fputs(ct_c(f, CT_C_RESET), f);
+		if (d->detail[0]) {
+			fputs("  ", f);
+			put_cstr(f, d->detail);
+		}
+		fputc('\n', f);
+		return ferror(f) ? -1 : 0;
+	}
+	fprintf(f, "%s%s%s(", ct_c(f, CT_C_BOLD), d->call, ct_c(f, CT_C_RESET));
+	put_cstr(f, d->text_args);
+	fprintf(f, ") = ");
+	put_cstr(f, d->result);
+	if (d->detail[0]) {
+		fputs("  ", f);
+		put_cstr(f, d->detail);
+	}
+	if (d->returned && !c->no_time) {
+		fputs("  ", f);
+		put_dur(f, ev->dur_ns);
+	}
+	if (!d->returned) {
+		s->never++;
+		fprintf(f, "  %s%sNEVER RETURNED%s", ct_c(f, CT_C_BOLD), ct_c(f, CT_C_RED), ct_c(f, CT_C_RESET));
+	} else if (!d->ok) {
+		s->failed++;
+		fprintf(f, "  %s%sFAILED%s", ct_c(f, CT_C_BOLD), ct_c(f, CT_C_RED), ct_c(f, CT_C_RESET));
+	}
+	if (d->injected && !d->has_inject)
+		fprintf(f, "  %s[injected]%s", ct_c(f, CT_C_YELLOW), ct_c(f, CT_C_RESET));
+	fputc('\n', f);
+	return ferror(f) ? -1 : 0;
+}
+
+static int text_process_end(struct ct_show_ctx *c, struct ct_trace *t, const struct ct_trace_stats *st)
+{
+	struct text_state *s = st_of(c);
+	FILE *f = c->out;
+
+	(void)t;
+	fprintf(f, "  -- %" PRIu64 " events (%" PRIu64 " records): %" PRIu64 " failed, %" PRIu64
+		" never returned", st->events, st->records, s->failed, s->never);
+	if (st->torn || st->overwritten || st->bad || st->orphan_exits)
+		fprintf(f, "; %" PRIu64 " torn, %" PRIu64 " overwritten, %" PRIu64 " malformed, %" PRIu64
+			" exits without enter", st->torn, st->overwritten, st->bad, st->orphan_exits);
+	fputc('\n', f);
+	return ferror(f) ? -1 : 0;
+}
+
+const struct ct_show_ops ct_show_text_ops = {
+	.name = "text",
+	.begin = text_begin,
+	.process_begin = text_process_begin,
+	.event = text_event,
+	.process_end = text_process_end,
+	.end = text_end,
+};
