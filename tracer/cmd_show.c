@@ -58,6 +58,8 @@ struct iter {
 	struct ct_show_ctx *c;
 	const struct ct_show_ops *ops;
 	struct ct_desc d;
+	struct ct_diag *diag;
+	struct ct_verdict verdict;
 	struct nest nest[CT_NEST_TIDS];
 	uint64_t clock;
 	int rc;
@@ -110,6 +112,7 @@ static int on_event(const struct ct_event *ev, void *user)
 		it->c->have_t0 = true;
 	}
 	ct_describe(it->c->trace, ev, &it->d);
+	ct_diag_event(it->diag, ev, &it->d);
 	se.ev = ev;
 	se.d = &it->d;
 	se.depth = nest_depth(it, ev);
@@ -140,11 +143,25 @@ static int show_file(struct iter *it, const char *path, bool in_dir)
 	c->have_t0 = false;
 	c->t0_ns = 0;
 	it->rc = 0;
+	ct_diag_begin(it->diag, t);
+	c->verdict = NULL;
 	r = it->ops->process_begin ? it->ops->process_begin(c, t) : 0;
 	if (!r) {
 		ct_trace_events(t, on_event, it);
 		r = it->rc;
 	}
+	ct_diag_end(it->diag, ct_trace_stats(t), &it->verdict);
+	c->verdict = &it->verdict;
+	if (c->n_verdicts == c->cap_verdicts) {
+		int ncap = c->cap_verdicts ? c->cap_verdicts * 2 : 16;
+		struct ct_verdict *nv = realloc(c->verdicts, (size_t)ncap * sizeof *nv);
+		if (nv) {
+			c->verdicts = nv;
+			c->cap_verdicts = ncap;
+		}
+	}
+	if (c->n_verdicts < c->cap_verdicts)
+		c->verdicts[c->n_verdicts++] = it->verdict;
 	if (!r && it->ops->process_end)
 		r = it->ops->process_end(c, t, ct_trace_stats(t));
 	c->trace = NULL;
@@ -156,7 +173,8 @@ int ct_show_exit_code(const struct ct_show_summary *s)
 {
 	if (s->readable == 0)
 		return CT_EXIT_USAGE;
-	/* later: if (s->processes_failed) return CT_EXIT_PROBLEM; */
+	if (s->processes_failed)
+		return CT_EXIT_PROBLEM;
 	return CT_EXIT_OK;
 }
 
@@ -282,10 +300,39 @@ int cmd_show(int argc, char **argv)
 		return CT_EXIT_USAGE;
 	}
 	it = calloc(1, sizeof *it);
-	if (!it)
+	if (!it || !(it->diag = ct_diag_new()))
 		ct_die(CT_EXIT_USAGE, "out of memory");
 	it->c = &ctx;
 	it->ops = fmt->ops;
+
+	/* a job (several traces): the text output starts with the summary, so
+	 * diagnose everything once before showing it */
+	{
+		int total = 0;
+		for (int a = 0; a < nargs; a++) {
+			char **paths, err[600];
+			int n = ct_list_traces(args[a], &paths, err, sizeof err);
+			if (n > 0) {
+				total += n;
+				if (fmt->ops == &ct_show_text_ops && nargs + n > 2) {
+					struct ct_verdict *pre = calloc((size_t)n, sizeof *pre);
+					int k = 0, bad = 0;
+					for (int i = 0; pre && i < n; i++)
+						if (ct_diagnose_file(paths[i], &pre[k], err, sizeof err) == 0)
+							k++;
+						else
+							bad++;
+					if (pre && k + bad > 1) {
+						ct_summary_text(ctx.out, pre, k, bad);
+						fputc('\n', ctx.out);
+					}
+					free(pre);
+				}
+				ct_free_paths(paths, n);
+			}
+		}
+		ctx.multi = total > 1;
+	}
 
 	if (it->ops->begin && it->ops->begin(&ctx))
 		out_failed = true;
@@ -303,11 +350,15 @@ int cmd_show(int argc, char **argv)
 		for (int i = 0; i < n && !out_failed; i++) {
 			int r = show_file(it, paths[i], in_dir);
 			sum.files++;
-			if (r == 0)
+			if (r == 0) {
 				sum.readable++;
-			else if (r > 0)
+				if (!it->verdict.ok)
+					sum.processes_failed++;
+			} else if (r > 0) {
+				ctx.n_unreadable++;
 				sum.bad++;
-			else
+			}
+			if (r < 0)
 				out_failed = true;
 		}
 		ct_free_paths(paths, n);
@@ -324,6 +375,8 @@ int cmd_show(int argc, char **argv)
 		out_failed = true;
 	}
 	rc = out_failed ? CT_EXIT_USAGE : ct_show_exit_code(&sum);
+	ct_diag_free(it->diag);
+	free(ctx.verdicts);
 	free(it);
 	free(args);
 	return rc;

@@ -455,7 +455,7 @@ static void describe_io(const struct ct_trace *t, const struct ct_event *ev, str
 			errno_result(d);
 		if (io->detail[0])
 			appendf(d->detail, sizeof d->detail, "%s", io->detail);
-		if (io->has_status && io->status)
+		if (io->has_status && io->status && !(io->status_name && strstr(d->detail, io->status_name)))
 			appendf(d->detail, sizeof d->detail, "%sstatus %s (0x%x)", d->detail[0] ? "  " : "",
 				io->status_name ? io->status_name : "?", io->status);
 		return;

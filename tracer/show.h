@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "describe.h"
+#include "diag.h"
 #include "trace.h"
 
 struct ct_show_ctx {
@@ -24,6 +25,13 @@ struct ct_show_ctx {
 	struct ct_trace *trace;
 	uint64_t t0_ns;          /* monotonic time of the first event (text offsets) */
 	bool have_t0;
+	/* the verdict of the process being shown (valid in process_end) */
+	const struct ct_verdict *verdict;
+	/* all verdicts so far (for a job summary); n_verdicts entries */
+	struct ct_verdict *verdicts;
+	int n_verdicts, cap_verdicts;
+	int n_unreadable;
+	bool multi;              /* more than one trace file is shown */
 };
 
 /* what the iterator knows about one event beyond the event itself */
@@ -52,13 +60,12 @@ struct ct_show_summary {
 	int files;               /* trace files named or found */
 	int readable;            /* files opened and streamed */
 	int bad;                 /* files skipped as unreadable or malformed */
-	int processes_failed;    /* reserved: processes whose CUDA start-up failed (diagnosis) */
+	int processes_failed;    /* processes whose CUDA start-up failed (diagnosis) */
 };
 
 /*
- * The exit code of `cutrace show`: 2 when nothing was readable, else 0.
- * Hook for later: 1 (CT_EXIT_PROBLEM) when a process failed, once the
- * diagnosis fills processes_failed.
+ * The exit code of `cutrace show`: 2 when nothing was readable, 1 when a
+ * process's CUDA start-up failed, else 0.
  */
 int ct_show_exit_code(const struct ct_show_summary *s);
 

@@ -66,6 +66,9 @@ static int json_end(struct ct_show_ctx *c)
 	struct ct_json *j = &s->j;
 
 	ct_json_arr_end(j);
+	/* the job: healthy and failed processes, failures grouped by verdict */
+	ct_json_key(j, "summary");
+	ct_summary_json(j, c->verdicts, c->n_verdicts, c->n_unreadable);
 	/* files that could not be read: the same messages as on stderr */
 	ct_json_key(j, "errors");
 	ct_json_arr_begin(j);
@@ -272,6 +275,10 @@ static int json_process_end(struct ct_show_ctx *c, struct ct_trace *t, const str
 	ct_json_kuint(j, "unfinished", st->unfinished);
 	ct_json_kuint(j, "orphan_exits", st->orphan_exits);
 	ct_json_obj_end(j);
+	if (c->verdict) {
+		ct_json_key(j, "verdict");
+		ct_verdict_json(j, c->verdict);
+	}
 	ct_json_obj_end(j);
 	return ferror(c->out) ? -1 : 0;
 }

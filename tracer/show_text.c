@@ -302,6 +302,8 @@ static int text_process_end(struct ct_show_ctx *c, struct ct_trace *t, const str
 		fprintf(f, "; %" PRIu64 " torn, %" PRIu64 " overwritten, %" PRIu64 " malformed, %" PRIu64
 			" exits without enter", st->torn, st->overwritten, st->bad, st->orphan_exits);
 	fputc('\n', f);
+	if (c->verdict)
+		ct_verdict_text(f, c->verdict);
 	return ferror(f) ? -1 : 0;
 }
 

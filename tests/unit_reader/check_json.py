@@ -52,6 +52,13 @@ def check_process(p):
         need(isinstance(p["flags"].get(k), bool), "flags.%s" % k)
     for k in STATS:
         need(isinstance(p["stats"].get(k), int), "stats.%s" % k)
+    v = p.get("verdict")
+    need(isinstance(v, dict), "process: verdict")
+    for k, t in {"ok": bool, "layer": str, "summary": str, "injected": bool, "contract": dict}.items():
+        need(isinstance(v.get(k), t), "verdict.%s" % k)
+    need(v["layer"] in {"none", "loader", "device-node", "kernel-handshake", "resource-manager",
+                        "uvm", "driver-api", "runtime"}, "verdict.layer")
+    need(v["ok"] == (v["layer"] == "none"), "verdict ok vs layer")
     need(p["stats"]["events"] == len(p["events"]), "stats.events != len(events)")
     last = -1
     for e in p["events"]:
@@ -82,6 +89,7 @@ def main():
     need(doc.get("format_version") == "1.0", "format_version")
     need(isinstance(doc.get("processes"), list), "processes")
     need(isinstance(doc.get("errors"), list), "errors")
+    need(isinstance(doc.get("summary"), dict) and doc["summary"]["processes"] == len(doc["processes"]), "summary")
     for p in doc["processes"]:
         check_process(p)
 
@@ -101,7 +109,8 @@ def main():
     need(len(cu) == 1 and cu[0]["depth"] == 0, "cuInit")
     ioc = by_call(p, "ioctl")
     need(len(ioc) == 1 and ioc[0]["depth"] == 1, "ioctl depth")
-    need(ioc[0]["name"] == "NV_ESC_RM_CONTROL" and ioc[0]["node"] == "nvidiactl", "ioctl name/node")
+    need(ioc[0]["name"] == "NV_ESC_RM_CONTROL NV0000_CTRL_CMD_SYSTEM_GET_BUILD_VERSION"
+         and ioc[0]["node"] == "nvidiactl", "ioctl name/node")
     need(ioc[0]["target"] == "fd 3 (nvidiactl) req 0xc020462a", "ioctl target")
     need(ioc[0]["args"]["request"] == "0xc020462a", "ioctl args.request")
     dv = by_call(p, "cuDriverGetVersion")
@@ -109,6 +118,7 @@ def main():
     notes = [e for e in p["events"] if e["type"] == "note"]
     need(len(notes) == 1 and notes[0]["target"] == 'synthetic note "quoted"', "note")
     if scenario == "fail":
+        need(p["verdict"]["layer"] == "resource-manager" and p["verdict"]["step"]["call"] == "ioctl", "verdict")
         need(cu[0]["result"] == 100 and cu[0]["result_name"] == "CUDA_ERROR_NO_DEVICE", "cuInit result")
         need(not cu[0]["ok"], "cuInit ok")
         need(ioc[0]["status"] == 0x1f and ioc[0]["status_name"] == "NV_ERR_INVALID_ARGUMENT", "status")
