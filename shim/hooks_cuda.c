@@ -569,8 +569,12 @@ static bool gpa_substitute(const char *sym, void **pfn, int ver)
 {
 	struct hook *h;
 
-	if (!sym || !pfn || !*pfn || ct_addr_is_ours(*pfn))
+	if (!sym || !pfn || !*pfn)
 		return false;
+	/* a driver whose own table points at its exported symbols, bound to
+	 * ours by the preload, hands out our wrapper already */
+	if (ct_addr_is_ours(*pfn))
+		return true;
 	ct_busy++;
 	h = identify(sym, *pfn, ver);
 	ct_busy--;

@@ -64,6 +64,7 @@ struct ct_diag {
 	struct fact caps_fail;       /* first failed open of an nvidia-caps node */
 	bool hs_seen;
 	char hs_kernel[64];
+	struct fact hs_event;        /* the first answered handshake */
 	struct fact hs_mismatch;
 	struct fact rm_fail;
 	struct fact uvm_fail;
@@ -76,6 +77,7 @@ struct ct_diag {
 	char cvd[160];
 	bool cvd_set;
 	int drv_version;
+	struct fact drvver;          /* the cuDriverGetVersion that reported it */
 	bool devcount_seen;
 	int dev_count;
 	struct fact devcount_fail;
@@ -241,12 +243,13 @@ static void on_dlopen(struct ct_diag *d, const struct ct_event *ev, const struct
 				snprintf(d->cuda_path, sizeof d->cuda_path, "%s", rp);
 				if (int_field(ev, CT_FLD_FILESIZE, &size))
 					d->cuda_size = (uint64_t)size;
-				if (ct_elf_version_from_name(rp, d->cuda_ver, sizeof d->cuda_ver) < 0)
+				/* a driver version has dots (580.159.04); "1" of .so.1 is the soname */
+				if (ct_elf_version_from_name(rp, d->cuda_ver, sizeof d->cuda_ver) < 0 ||
+				    !strchr(d->cuda_ver, '.'))
 					d->cuda_ver[0] = 0;
-				/* the toolkit stub lives in .../stubs/ and is ~100 KB; the real
-				 * driver library is tens of MB (failure-catalog B.3) */
-				d->cuda_stub = str_has(rp, "/stubs/") ||
-					       (d->cuda_size && d->cuda_size < (2u << 20));
+				/* the toolkit stub is installed in .../stubs/ (failure-catalog
+				 * B.3); a stub found under another name is caught by its 34 */
+				d->cuda_stub = str_has(rp, "/stubs/");
 				d->cuda_compat = str_has(rp, "/compat/");
 				set_fact(d, &d->cuda_load, ev, desc, 0, rp, NULL);
 			}
@@ -314,6 +317,7 @@ static void on_ioctl(struct ct_diag *d, const struct ct_event *ev, const struct 
 	if (nv->handshake.source != CT_NV_HS_NONE && nv->handshake.result != CT_NV_HS_UNKNOWN) {
 		struct ct_nv_handshake *h = &nv->handshake;
 		d->hs_seen = true;
+		set_fact(d, &d->hs_event, ev, desc, 0, h->kernel, text);
 		if (h->kernel[0])
 			snprintf(d->hs_kernel, sizeof d->hs_kernel, "%s", h->kernel);
 		if (h->result == CT_NV_HS_REPORTED && d->cuda_ver[0] &&
@@ -409,8 +413,12 @@ void ct_diag_event(struct ct_diag *d, const struct ct_event *ev, const struct ct
 		return;
 	}
 	case CT_CALL_cuDriverGetVersion:
-		if (ret == 0 && int_field(ev, CT_FLD_OUT, &v))
+		if (ret == 0 && int_field(ev, CT_FLD_OUT, &v)) {
 			d->drv_version = (int)v;
+			/* the last answer counts: cudart asks after cuInit */
+			d->drvver.s.set = false;
+			set_fact(d, &d->drvver, ev, desc, (int)v, NULL, NULL);
+		}
 		return;
 	case CT_CALL_cuDeviceGetCount:
 		if (ret == 0 && int_field(ev, CT_FLD_OUT, &v)) {
@@ -861,6 +869,9 @@ void ct_diag_end(struct ct_diag *d, const struct ct_trace_stats *st, struct ct_v
 	v->step = final->s;
 	if (final->code == 803) {
 		v->layer = CT_LAYER_KERNEL_HANDSHAKE;
+		/* the handshake is where libcuda learnt the kernel's version */
+		if (d->hs_event.s.set && d->hs_event.s.t_ns <= final->s.end_ns)
+			v->step = d->hs_event.s;
 		snprintf(v->summary, sizeof v->summary,
 			 "%s = 803: the user-mode driver %s%s does not match the kernel module %s",
 			 final->s.call, d->cuda_path[0] ? d->cuda_path : "libcuda", d->cuda_compat ? " (cuda-compat)" : "",
@@ -870,6 +881,9 @@ void ct_diag_end(struct ct_diag *d, const struct ct_trace_stats *st, struct ct_v
 	}
 	if (final == &d->rt_fail && (final->code == 35 || v->contract.compat.cls == CT_COMPAT_MISMATCH)) {
 		v->layer = CT_LAYER_RUNTIME;
+		/* the root is the driver's answer the runtime compared with */
+		if (d->drvver.s.set && d->drvver.s.t_ns <= final->s.end_ns)
+			v->step = d->drvver.s;
 		snprintf(v->summary, sizeof v->summary,
 			 "the CUDA runtime (CUDA %d.%d) needs a newer driver than this one (cuDriverGetVersion = %d): %s = %d",
 			 v->contract.runtime_version / 1000, v->contract.runtime_version % 1000 / 10,
@@ -938,6 +952,13 @@ void ct_diag_end(struct ct_diag *d, const struct ct_trace_stats *st, struct ct_v
 done:
 	v->injected = v->injected || v->step.injected || (root && root->s.injected) ||
 		      (v->final.set && v->final.injected && !root);
+	/* an injected value upstream (a count, a version) explains a later
+	 * failure that is itself real: still an injected failure */
+	if (!v->ok && !v->injected && d->first_injected.s.set && v->final.set &&
+	    d->first_injected.s.t_ns <= v->final.end_ns) {
+		v->injected = true;
+		snprintf(v->notes, sizeof v->notes, "an injected fault came first: %s", d->first_injected.s.text);
+	}
 	if (!v->ok && v->final.set && v->final_code == 999 && v->layer != CT_LAYER_DRIVER_API)
 		snprintf(v->hint, sizeof v->hint,
 			 "PyTorch reports this as 'CUDA unknown error - this may be due to an incorrectly set up "

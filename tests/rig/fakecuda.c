@@ -227,15 +227,17 @@ static void cu_sys_params(void)
     cu_esc(cu_ctl, NV_ESC_SYS_PARAMS, p, sizeof p);
 }
 
-/* CARD_INFO x32.  Measured: an ioctl error (EIO) is ignored (cuInit 0);
- * a reply without any valid entry gives 100. */
+/* CARD_INFO x32.  Measured on the H200 (tests/fixtures/h200-580/i11): when
+ * every CARD_INFO fails with EIO, cuInit returns 100; a reply without any
+ * valid entry gives 100 too.  (real-driver-580.md's "EIO -> 0" row failed
+ * only the first of libcuda's two CARD_INFO calls.) */
 static CUresult cu_card_info(void)
 {
     static unsigned char cards[32 * RIG_CARD_INFO_SIZE];
     memset(cards, 0, sizeof cards);
     cu_ncards = -1;
     if (cu_esc(cu_ctl, NV_ESC_CARD_INFO, cards, sizeof cards) != 0)
-        return CUDA_SUCCESS;
+        return CUDA_ERROR_NO_DEVICE;
     cu_ncards = 0;
     for (int i = 0; i < 32; i++) {
         const unsigned char *e = cards + i * RIG_CARD_INFO_SIZE;

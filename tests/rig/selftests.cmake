@@ -86,9 +86,9 @@ cutrace_rig_test(probe.gpu_eperm STATUS 1 ENV ${_env} FAKENV_GPU_OPEN_ERRNO=EPER
   EXPECT "cuInit(0) = 100 (CUDA_ERROR_NO_DEVICE)")
 cutrace_rig_test(probe.sys_params_eperm STATUS 0 ENV ${_env} FAKENV_ESC_ERRNO=0xd6=EPERM
   COMMAND ${_probe} EXPECT "cuInit(0) = 0 (CUDA_SUCCESS)")
-cutrace_rig_test(probe.card_info_eio STATUS 0 ENV ${_env} FAKENV_ESC_ERRNO=0xc8=EIO
+cutrace_rig_test(probe.card_info_eio STATUS 1 ENV ${_env} FAKENV_ESC_ERRNO=0xc8=EIO
   COMMAND ${_probe} --nvml
-  EXPECT "cuInit(0) = 0 (CUDA_SUCCESS)" "nvmlInit_v2() = 17 (Operating System Error)")
+  EXPECT "cuInit(0) = 100 (CUDA_ERROR_NO_DEVICE)" "nvmlInit_v2() = 17 (Operating System Error)")
 cutrace_rig_test(probe.first_alloc_einval STATUS 0 ENV ${_env} FAKENV_ESC_ERRNO=0x2b=EINVAL:1
   COMMAND ${_probe} EXPECT "cuInit(0) = 0 (CUDA_SUCCESS)")
 cutrace_rig_test(probe.uvm_init_eperm STATUS 1 ENV ${_env} FAKENV_UVM_ERRNO=0x30000001=EPERM
