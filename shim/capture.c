@@ -94,13 +94,49 @@ ssize_t ct_safe_copy(void *dst, const void *src, size_t n)
 	return got;
 }
 
+/* true when [src, src+n) lies in at most two pages known to be readable */
+static inline bool pages_known(const void *src, size_t n)
+{
+	uintptr_t a = (uintptr_t)src, first = a >> PAGE_SHIFT_, last = (a + n - 1) >> PAGE_SHIFT_;
+
+	if (last - first > 1 || a + n < a || !src)
+		return false;
+	return __atomic_load_n(&page_ok[pc_slot(first)], __ATOMIC_RELAXED) == first + 1 &&
+	       __atomic_load_n(&page_ok[pc_slot(last)], __ATOMIC_RELAXED) == last + 1;
+}
+
+static void copy_field_slow(struct ct_w *w, uint16_t tag, const void *src, uint32_t len,
+			    uint32_t prefix_len, const void *prefix);
+
+/* The common case inline: a field without prefix over memory already known
+ * readable is a header store, a memcpy and the padding. */
+static inline void copy_field(struct ct_w *w, uint16_t tag, const void *src, uint32_t len,
+			      uint32_t prefix_len, const void *prefix)
+{
+	uint32_t room = CT_FIELD_PAD(len);
+
+	if (likely(prefix_len == 0 && len > 0 && len <= 0xffff && w->p &&
+		   (size_t)(w->end - w->p) >= sizeof(struct cutrace_field) + room &&
+		   pages_known(src, len))) {
+		struct cutrace_field f = { tag, (uint16_t)len };
+		unsigned char *d = w->p + sizeof f;
+		__builtin_memcpy(w->p, &f, sizeof f);
+		memcpy(d, src, len);
+		for (uint32_t i = len; i < room; i++)
+			d[i] = 0;
+		w->p = d + room;
+		return;
+	}
+	copy_field_slow(w, tag, src, len, prefix_len, prefix);
+}
+
 /*
  * Copy program memory into a field reserved for len bytes.  A short copy
  * shrinks the field and turns the rest of its room into a filler field, so
  * the record stays well formed; nothing readable sets CT_RF_UNREADABLE.
  */
-static void copy_field(struct ct_w *w, uint16_t tag, const void *src, uint32_t len,
-		       uint32_t prefix_len, const void *prefix)
+static __attribute__((noinline)) void copy_field_slow(struct ct_w *w, uint16_t tag, const void *src,
+						     uint32_t len, uint32_t prefix_len, const void *prefix)
 {
 	unsigned char *d = ct_w_field_space(w, tag, prefix_len + len);
 	ssize_t got;
@@ -328,9 +364,10 @@ int ct_ioctl_slow(int fd, uint32_t node, unsigned long req, void *arg)
 			pay_len = 0;
 		psz = block_fields_size(&p, p.head_after) + (pay ? ct_fsz(4) + ct_fsz(pay_len) : 0) +
 		      (injected ? ct_fsz(8) : 0);
-		for (int i = 0; i < 3; i++)
-			if (str_len[i])
-				psz += ct_fsz(1 + str_len[i]);
+		if (nstr)
+			for (int i = 0; i < 3; i++)
+				if (str_len[i])
+					psz += ct_fsz(1 + str_len[i]);
 		if (ct_w_begin(&w, CT_REC_EXIT, CT_CALL_ioctl, psz, injected ? CT_RF_INJECTED : 0)) {
 			ct_w_exit(&w, seq, ret, ret < 0 ? err : 0);
 			put_block(&w, &p, blk, p.head_after);
@@ -338,7 +375,7 @@ int ct_ioctl_slow(int fd, uint32_t node, unsigned long req, void *arg)
 				ct_w_u32(&w, CT_FLD_PAYLOAD_SIZE, ps);
 				copy_field(&w, CT_FLD_PAYLOAD, pay, pay_len, 0, NULL);
 			}
-			for (uint8_t i = 0; i < 3; i++)
+			for (uint8_t i = 0; nstr && i < 3; i++)
 				if (str_len[i])
 					copy_field(&w, CT_FLD_STRING, (const void *)(uintptr_t)str_ptr[i],
 						   str_len[i], 1, &i);

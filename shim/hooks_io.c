@@ -301,6 +301,9 @@ done:
 	return fd;
 }
 
+/* The fast path hands mode on as it came: libc and the kernel only read it
+ * with O_CREAT/O_TMPFILE, so masking it here would cost instructions for
+ * nothing.  open_slow records it only when has_mode(flags). */
 #define FAST_OPEN(call, dirfd, path, flags, mode)                                  \
 	do {                                                                        \
 		if (likely(!is_dev_path(path)) && likely(!ct_inj_active)) {         \
@@ -308,7 +311,7 @@ done:
 			forget_fd(fd_);                                             \
 			return fd_;                                                 \
 		}                                                                   \
-		return open_slow(call, dirfd, path, flags, mode);                  \
+		return open_slow(call, dirfd, path, flags, has_mode(flags) ? (mode) : 0); \
 	} while (0)
 
 #ifdef CT_VARIADIC_HOOKS
@@ -326,10 +329,10 @@ CT_EXPORT int hook_open(const char *path, int flags, mode_t mode) __asm__("open"
 CT_EXPORT int hook_open64(const char *path, int flags, mode_t mode) __asm__("open64");
 CT_EXPORT int hook_openat(int d, const char *path, int flags, mode_t mode) __asm__("openat");
 CT_EXPORT int hook_openat64(int d, const char *path, int flags, mode_t mode) __asm__("openat64");
-int hook_open(const char *path, int flags, mode_t mode) { FAST_OPEN(CT_CALL_open, AT_FDCWD, path, flags, has_mode(flags) ? mode : 0); }
-int hook_open64(const char *path, int flags, mode_t mode) { FAST_OPEN(CT_CALL_open64, AT_FDCWD, path, flags, has_mode(flags) ? mode : 0); }
-int hook_openat(int d, const char *path, int flags, mode_t mode) { FAST_OPEN(CT_CALL_openat, d, path, flags, has_mode(flags) ? mode : 0); }
-int hook_openat64(int d, const char *path, int flags, mode_t mode) { FAST_OPEN(CT_CALL_openat64, d, path, flags, has_mode(flags) ? mode : 0); }
+int hook_open(const char *path, int flags, mode_t mode) { FAST_OPEN(CT_CALL_open, AT_FDCWD, path, flags, mode); }
+int hook_open64(const char *path, int flags, mode_t mode) { FAST_OPEN(CT_CALL_open64, AT_FDCWD, path, flags, mode); }
+int hook_openat(int d, const char *path, int flags, mode_t mode) { FAST_OPEN(CT_CALL_openat, d, path, flags, mode); }
+int hook_openat64(int d, const char *path, int flags, mode_t mode) { FAST_OPEN(CT_CALL_openat64, d, path, flags, mode); }
 #endif
 
 CT_EXPORT int __open_2(const char *path, int flags);

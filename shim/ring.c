@@ -104,9 +104,26 @@ int ct_ring_reserve(struct ct_ring *r, uint32_t size, struct ct_slot *out)
 				claim(r, ct_ring_phys(r, s + i), s + i, CT_TAG_PAD);
 			continue;
 		}
-		for (i = 1; i < n; i++)
-			claim(r, p + i, s, CT_TAG_CONT);
-		claim(r, p, s, CT_TAG_BUSY);
+		if (p < r->init_slots) {
+			/* the init area is written once: plain stores */
+			for (i = 1; i < n; i++)
+				__atomic_store_n(&r->tags[p + i], CT_TAG_MAKE(s, CT_TAG_CONT), __ATOMIC_RELAXED);
+			__atomic_store_n(&r->tags[p], CT_TAG_MAKE(s, CT_TAG_BUSY), __ATOMIC_RELAXED);
+		} else {
+			/* ring: read the previous owner, then store (no locked
+			 * exchange: two writers meet on a slot only if the ring wraps
+			 * during one record, where a drop may be miscounted by one) */
+			uint64_t drops = 0, cont = CT_TAG_MAKE(s, CT_TAG_CONT), *t = &r->tags[p];
+			/* kind BUSY (1) or HEAD (2): (kind - 1) mod 256 < 2 */
+			for (i = n - 1; i > 0; i--) {
+				drops += (uint8_t)(__atomic_load_n(&t[i], __ATOMIC_RELAXED) - 1) < 2;
+				__atomic_store_n(&t[i], cont, __ATOMIC_RELAXED);
+			}
+			drops += (uint8_t)(__atomic_load_n(t, __ATOMIC_RELAXED) - 1) < 2;
+			__atomic_store_n(t, CT_TAG_MAKE(s, CT_TAG_BUSY), __ATOMIC_RELAXED);
+			if (drops)
+				__atomic_fetch_add(&r->hdr->dropped, drops, __ATOMIC_RELAXED);
+		}
 
 		out->rec = (struct cutrace_record *)(void *)(r->slots + p * SLOT);
 		out->seq = s;

@@ -128,8 +128,19 @@ static inline uint32_t ct_strsz(const char *s, uint32_t cap)
 }
 /* string field bounded by cap bytes */
 void ct_w_str(struct ct_w *w, uint16_t tag, const char *s, uint32_t cap) CT_HIDDEN;
-void ct_w_u32(struct ct_w *w, uint16_t tag, uint32_t v) CT_HIDDEN;
-void ct_w_u64(struct ct_w *w, uint16_t tag, uint64_t v) CT_HIDDEN;
+/* fixed-size fields, inlined: one bounds test and two stores */
+static inline void ct_w_fixed(struct ct_w *w, uint16_t tag, const void *v, uint16_t len)
+{
+	struct cutrace_field f = { tag, len };
+
+	if (likely(w->p && (size_t)(w->end - w->p) >= sizeof f + len)) {
+		__builtin_memcpy(w->p, &f, sizeof f);
+		__builtin_memcpy(w->p + sizeof f, v, len);
+		w->p += sizeof f + len;
+	}
+}
+static inline void ct_w_u32(struct ct_w *w, uint16_t tag, uint32_t v) { ct_w_fixed(w, tag, &v, 4); }
+static inline void ct_w_u64(struct ct_w *w, uint16_t tag, uint64_t v) { ct_w_fixed(w, tag, &v, 8); }
 void ct_w_i64(struct ct_w *w, uint16_t tag, int64_t v) CT_HIDDEN;
 
 /* A one-record note (CT_REC_NOTE) with free text. */

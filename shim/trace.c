@@ -666,8 +666,6 @@ void ct_w_str(struct ct_w *w, uint16_t tag, const char *s, uint32_t cap)
 	ct_w_field(w, tag, s, n);
 }
 
-void ct_w_u32(struct ct_w *w, uint16_t tag, uint32_t v) { ct_w_field(w, tag, &v, sizeof v); }
-void ct_w_u64(struct ct_w *w, uint16_t tag, uint64_t v) { ct_w_field(w, tag, &v, sizeof v); }
 void ct_w_i64(struct ct_w *w, uint16_t tag, int64_t v) { ct_w_field(w, tag, &v, sizeof v); }
 
 void ct_w_flags(struct ct_w *w, uint32_t flags)
