@@ -188,7 +188,7 @@ struct format {
 static const struct format formats[] = {
 	{ "text", &ct_show_text_ops },
 	{ "json", &ct_show_json_ops },
-	{ "chrome", NULL },
+	{ "chrome", &ct_show_chrome_ops },
 };
 
 static const struct format *find_format(const char *name)

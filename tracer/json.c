@@ -1,10 +1,63 @@
 #include "json.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+/*
+ * Output goes through the FILE's own buffer with the unlocked stdio calls:
+ * one lock-free putc per byte and fwrite for runs.  `cutrace show --json`
+ * writes hundreds of MB for a big trace, so this is the reader's hot path.
+ * Callers may still fprintf to the same FILE between calls.
+ */
+/* the writer's buffer stands in for the FILE: f below is the ct_json */
+#define FLUSH_AT (CT_JSON_BUF - 64)
+
+void ct_json_flush(struct ct_json *j)
+{
+	if (j->len) {
+		fwrite_unlocked(j->buf, 1, j->len, j->f);
+		j->len = 0;
+	}
+}
+
+static inline void put_c(struct ct_json *j, char c)
+{
+	if (j->len >= FLUSH_AT)
+		ct_json_flush(j);
+	j->buf[j->len++] = c;
+}
+
+static void put_str(struct ct_json *j, const char *s, size_t n)
+{
+	if (j->len + n > FLUSH_AT) {
+		ct_json_flush(j);
+		if (n > FLUSH_AT) {
+			fwrite_unlocked(s, 1, n, j->f);
+			return;
+		}
+	}
+	memcpy(j->buf + j->len, s, n);
+	j->len += n;
+}
+#define PUT(c, jj) put_c((jj), (c))
+
+static void put_u64(struct ct_json *f, uint64_t v)
+{
+	char b[24];
+	int i = (int)sizeof b;
+
+	do {
+		b[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	put_str(f, b + i, sizeof b - (size_t)i);
+}
 
 void ct_json_init(struct ct_json *j, FILE *f, bool pretty)
 {
 	j->f = f;
+	j->len = 0;
 	j->depth = 0;
 	j->pretty = pretty;
 	j->first[0] = true;
@@ -13,11 +66,12 @@ void ct_json_init(struct ct_json *j, FILE *f, bool pretty)
 
 static void indent(struct ct_json *j)
 {
+	static const char spaces[] = "                                                                ";
+
 	if (!j->pretty)
 		return;
-	fputc('\n', j->f);
-	for (int i = 0; i < j->depth; i++)
-		fputs("  ", j->f);
+	PUT('\n', j);
+	put_str(j, spaces, (size_t)(2 * j->depth) < sizeof spaces - 1 ? (size_t)(2 * j->depth) : sizeof spaces - 1);
 }
 
 /* separator before a value or a key at the current level */
@@ -28,7 +82,7 @@ static void sep(struct ct_json *j)
 		return;
 	}
 	if (!j->first[j->depth])
-		fputc(',', j->f);
+		PUT(',', j);
 	j->first[j->depth] = false;
 	if (j->depth > 0)
 		indent(j);
@@ -37,7 +91,7 @@ static void sep(struct ct_json *j)
 static void open_(struct ct_json *j, char c)
 {
 	sep(j);
-	fputc(c, j->f);
+	PUT(c, j);
 	if (j->depth + 1 < CT_JSON_MAX_DEPTH)
 		j->depth++;
 	j->first[j->depth] = true;
@@ -51,7 +105,10 @@ static void close_(struct ct_json *j, char c)
 		j->depth--;
 	if (!empty)
 		indent(j);
-	fputc(c, j->f);
+	PUT(c, j);
+	/* a finished top-level value goes out at once */
+	if (j->depth == 0)
+		ct_json_flush(j);
 }
 
 void ct_json_obj_begin(struct ct_json *j) { open_(j, '{'); }
@@ -59,48 +116,51 @@ void ct_json_obj_end(struct ct_json *j) { close_(j, '}'); }
 void ct_json_arr_begin(struct ct_json *j) { open_(j, '['); }
 void ct_json_arr_end(struct ct_json *j) { close_(j, ']'); }
 
-static void put_escaped(FILE *f, const unsigned char *s, size_t n)
+static void put_escaped(struct ct_json *f, const unsigned char *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
+	size_t run = 0;
 
-	fputc('"', f);
+	PUT('"', f);
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = s[i];
+		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
+			continue;
+		/* flush the plain run before the byte that needs escaping */
+		put_str(f, (const char *)s + run, i - run);
+		run = i + 1;
 		switch (c) {
-		case '"': fputs("\\\"", f); break;
-		case '\\': fputs("\\\\", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\r': fputs("\\r", f); break;
-		case '\t': fputs("\\t", f); break;
+		case '"': put_str(f, "\\\"", 2); break;
+		case '\\': put_str(f, "\\\\", 2); break;
+		case '\n': put_str(f, "\\n", 2); break;
+		case '\r': put_str(f, "\\r", 2); break;
+		case '\t': put_str(f, "\\t", 2); break;
 		default:
-			if (c < 0x20 || c >= 0x7f) {
-				/* bytes outside printable ASCII are escaped one by one so
-				 * that arbitrary program bytes still give valid JSON */
-				fputs("\\u00", f);
-				fputc(hex[c >> 4], f);
-				fputc(hex[c & 15], f);
-			} else {
-				fputc(c, f);
-			}
+			/* bytes outside printable ASCII are escaped one by one so
+			 * that arbitrary program bytes still give valid JSON */
+			put_str(f, "\\u00", 4);
+			PUT(hex[c >> 4], f);
+			PUT(hex[c & 15], f);
 		}
 	}
-	fputc('"', f);
+	put_str(f, (const char *)s + run, n - run);
+	PUT('"', f);
 }
 
 void ct_json_key(struct ct_json *j, const char *key)
 {
 	sep(j);
-	put_escaped(j->f, (const unsigned char *)key, __builtin_strlen(key));
-	fputc(':', j->f);
+	put_escaped(j, (const unsigned char *)key, __builtin_strlen(key));
+	PUT(':', j);
 	if (j->pretty)
-		fputc(' ', j->f);
+		PUT(' ', j);
 	j->after_key = true;
 }
 
 void ct_json_strn(struct ct_json *j, const char *s, size_t n)
 {
 	sep(j);
-	put_escaped(j->f, (const unsigned char *)s, n);
+	put_escaped(j, (const unsigned char *)s, n);
 }
 
 void ct_json_str(struct ct_json *j, const char *s)
@@ -115,34 +175,42 @@ void ct_json_str(struct ct_json *j, const char *s)
 void ct_json_int(struct ct_json *j, int64_t v)
 {
 	sep(j);
-	fprintf(j->f, "%lld", (long long)v);
+	if (v < 0) {
+		PUT('-', j);
+		put_u64(j, (uint64_t)0 - (uint64_t)v);
+	} else {
+		put_u64(j, (uint64_t)v);
+	}
 }
 
 void ct_json_uint(struct ct_json *j, uint64_t v)
 {
 	sep(j);
-	fprintf(j->f, "%llu", (unsigned long long)v);
+	put_u64(j, v);
 }
 
 void ct_json_bool(struct ct_json *j, bool v)
 {
 	sep(j);
-	fputs(v ? "true" : "false", j->f);
+	if (v)
+		put_str(j, "true", 4);
+	else
+		put_str(j, "false", 5);
 }
 
 void ct_json_null(struct ct_json *j)
 {
 	sep(j);
-	fputs("null", j->f);
+	put_str(j, "null", 4);
 }
 
 void ct_json_double(struct ct_json *j, double v)
 {
 	sep(j);
 	if (isfinite(v))
-		fprintf(j->f, "%.17g", v);
+		ct_json_rawf(j, "%.17g", v);
 	else
-		fputs("null", j->f);
+		put_str(j, "null", 4);
 }
 
 void ct_json_hex(struct ct_json *j, const void *p, size_t n)
@@ -150,13 +218,21 @@ void ct_json_hex(struct ct_json *j, const void *p, size_t n)
 	static const char hex[] = "0123456789abcdef";
 	const unsigned char *b = p;
 
+	char buf[512];
+	size_t k = 0;
+
 	sep(j);
-	fputc('"', j->f);
+	PUT('"', j);
 	for (size_t i = 0; i < n; i++) {
-		fputc(hex[b[i] >> 4], j->f);
-		fputc(hex[b[i] & 15], j->f);
+		buf[k++] = hex[b[i] >> 4];
+		buf[k++] = hex[b[i] & 15];
+		if (k == sizeof buf) {
+			put_str(j, buf, k);
+			k = 0;
+		}
 	}
-	fputc('"', j->f);
+	put_str(j, buf, k);
+	PUT('"', j);
 }
 
 void ct_json_kstr(struct ct_json *j, const char *k, const char *v) { ct_json_key(j, k); ct_json_str(j, v); }
@@ -166,5 +242,30 @@ void ct_json_kbool(struct ct_json *j, const char *k, bool v) { ct_json_key(j, k)
 
 void ct_json_end(struct ct_json *j)
 {
-	fputc('\n', j->f);
+	PUT('\n', j);
+	ct_json_flush(j);
+}
+
+void ct_json_raw(struct ct_json *j, const char *s, size_t n)
+{
+	put_str(j, s, n);
+}
+
+void ct_json_rawf(struct ct_json *j, const char *fmt, ...)
+{
+	char b[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(b, sizeof b, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		put_str(j, b, (size_t)n < sizeof b ? (size_t)n : sizeof b - 1);
+}
+
+void ct_json_value_raw(struct ct_json *j, const char *text)
+{
+	sep(j);
+	put_str(j, text, strlen(text));
 }

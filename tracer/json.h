@@ -12,12 +12,18 @@
 
 #define CT_JSON_MAX_DEPTH 32
 
+#define CT_JSON_BUF 65536
+
 struct ct_json {
 	FILE *f;
 	int depth;
 	bool pretty;
 	bool first[CT_JSON_MAX_DEPTH]; /* no element written yet at this level */
 	bool after_key;
+	/* output is collected here and written to f in big pieces; write to f
+	 * directly only after ct_json_flush() (or use ct_json_raw) */
+	size_t len;
+	char buf[CT_JSON_BUF];
 };
 
 void ct_json_init(struct ct_json *j, FILE *f, bool pretty);
@@ -40,7 +46,14 @@ void ct_json_kstr(struct ct_json *j, const char *k, const char *v);
 void ct_json_kint(struct ct_json *j, const char *k, int64_t v);
 void ct_json_kuint(struct ct_json *j, const char *k, uint64_t v);
 void ct_json_kbool(struct ct_json *j, const char *k, bool v);
-/* newline at the end of the document */
+/* newline at the end of the document (and flush) */
 void ct_json_end(struct ct_json *j);
+/* write the buffered output to f */
+void ct_json_flush(struct ct_json *j);
+/* bytes / printf text written as they are (no separator, no escaping) */
+void ct_json_raw(struct ct_json *j, const char *s, size_t n);
+void ct_json_rawf(struct ct_json *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* a number written without a separator: with ct_json_key(), a value */
+void ct_json_value_raw(struct ct_json *j, const char *text);
 
 #endif

@@ -55,6 +55,7 @@ struct ct_show_ops {
 
 extern const struct ct_show_ops ct_show_text_ops;
 extern const struct ct_show_ops ct_show_json_ops;
+extern const struct ct_show_ops ct_show_chrome_ops;
 
 struct ct_show_summary {
 	int files;               /* trace files named or found */

@@ -1,0 +1,37 @@
+# cutrace doctor: ELF inspection, the machine checks on fake trees, the
+# compatibility table, and the command end to end on this machine.
+set(CT_DOCTOR_DIR ${CMAKE_CURRENT_LIST_DIR})
+
+# Stand-in driver libraries (inspected, never loaded): over the 2 MiB stub
+# threshold, with the driver version string in .rodata.
+add_library(ct_doctor_fake_cuda SHARED ${CT_DOCTOR_DIR}/fake_driver.c)
+set_target_properties(ct_doctor_fake_cuda PROPERTIES OUTPUT_NAME ctdoctor_fake_cuda NO_SONAME ON
+  LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/unit_doctor)
+target_link_options(ct_doctor_fake_cuda PRIVATE -Wl,-soname,libcuda.so.1)
+add_library(ct_doctor_fake_nvml SHARED ${CT_DOCTOR_DIR}/fake_driver.c)
+set_target_properties(ct_doctor_fake_nvml PROPERTIES OUTPUT_NAME ctdoctor_fake_nvml NO_SONAME ON
+  LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/unit_doctor)
+target_compile_definitions(ct_doctor_fake_nvml PRIVATE CT_FAKE_NVML)
+target_link_options(ct_doctor_fake_nvml PRIVATE -Wl,-soname,libnvidia-ml.so.1)
+
+set(_ct_doctor_defs
+  CT_STUB_CUDA="${CUTRACE_CUDA_LIB_DIR}/stubs/libcuda.so"
+  CT_CUDART="${CUTRACE_CUDA_LIB_DIR}/libcudart.so.13"
+  CT_FAKE_CUDA="$<TARGET_FILE:ct_doctor_fake_cuda>"
+  CT_FAKE_NVML="$<TARGET_FILE:ct_doctor_fake_nvml>")
+
+add_executable(test_doctor ${CT_DOCTOR_DIR}/test_doctor.c)
+target_link_libraries(test_doctor PRIVATE cutrace_core PkgConfig::CHECK)
+target_include_directories(test_doctor PRIVATE ${CT_DOCTOR_DIR})
+target_compile_definitions(test_doctor PRIVATE ${_ct_doctor_defs})
+add_dependencies(test_doctor ct_doctor_fake_cuda ct_doctor_fake_nvml)
+add_test(NAME unit_doctor COMMAND test_doctor)
+
+# needs mknod (CAP_MKNOD): exits 77 without it
+add_executable(test_doctor_dev ${CT_DOCTOR_DIR}/test_doctor_dev.c)
+target_link_libraries(test_doctor_dev PRIVATE cutrace_core PkgConfig::CHECK)
+target_include_directories(test_doctor_dev PRIVATE ${CT_DOCTOR_DIR})
+add_test(NAME unit_doctor_devices COMMAND test_doctor_dev)
+set_tests_properties(unit_doctor_devices PROPERTIES SKIP_RETURN_CODE 77)
+
+add_test(NAME doctor_e2e COMMAND sh ${CT_DOCTOR_DIR}/doctor_e2e.sh $<TARGET_FILE:cutrace>)

@@ -1,0 +1,738 @@
+/*
+ * cutrace show --format=chrome: the Chrome trace-event JSON that
+ * ui.perfetto.dev and chrome://tracing open.
+ *
+ * Format: "Trace Event Format" (Google, public document): an object with
+ * "traceEvents" (complete events "X", begin "B" / end "E", instant "i",
+ * metadata "M"), "displayTimeUnit" and a free-form "metadata" object; ts and
+ * dur are microseconds, fractions allowed.
+ *
+ *  - one track per process and thread: pid/tid are the traced ones, with
+ *    process_name / thread_name / process_sort_index metadata.  Several
+ *    traces may carry the same pid or tid (containers, other hosts): the
+ *    viewers key threads by tid across processes, so a pid or tid already
+ *    used by an earlier trace is replaced by a free number >= 2^22 (above
+ *    any Linux pid_max); the real ones stay in the names and in args.
+ *  - every call that returned is one "X" event: name = the call, for NVIDIA
+ *    ioctls the decoded escape ("RM_CONTROL NV0000_CTRL_CMD_GPU_ATTACH_IDS"),
+ *    cat = family, the description in args.  Failures and injected results
+ *    are named "FAILED ..." / "INJECTED ..." and coloured (cname).
+ *  - a call that never returned is a "B" without "E": both viewers draw it
+ *    to the end of the trace ("Did not end").  If the call it ran inside did
+ *    return (the exit record was lost), an "E" at that call's end keeps the
+ *    slices nested, as the viewers require.
+ *  - shim notes are instant events; the diagnosis verdict is an instant at
+ *    the end of each process plus a process_labels entry.
+ *
+ * Time: all processes share one axis, ts = realtime of the event, counted
+ * from 00:00 UTC of the day before the first process started
+ * (metadata.time_base_realtime_ns).  The event's realtime is its process's
+ * start_realtime_ns + (t_ns - start_mono_ns).  A small base keeps ts exact
+ * to the nanosecond in a double (epoch microseconds would be ~2^50: 0.25 us
+ * steps), and it is fixed before any later file is seen, so output streams.
+ * ts and dur are written from integers ("12.345"), never through a double.
+ *
+ * --no-time does not apply: the viewers need times to lay events out.
+ *
+ * Memory: nothing is held per event; per thread a small stack of open calls,
+ * per output the set of pids/tids handed out.
+ */
+#include "show.h"
+#include "json.h"
+#include "nvdecode.h"
+#include "tracer.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CT_CHROME_FORMAT_VERSION "1.0"
+#define CT_CHROME_DEPTH 32               /* open calls tracked per thread */
+#define CT_CHROME_SYNTH_ID (1u << 22)    /* first replacement pid/tid (pid_max limit) */
+#define CT_DAY_NS (86400ull * 1000000000ull)
+
+/* ---- the set of pids and tids used so far (open addressing) ------------------- */
+
+struct idset {
+	uint64_t *slot;          /* id + 1, 0 empty */
+	size_t cap, n;
+};
+
+static size_t id_hash(uint32_t id, size_t cap)
+{
+	return (size_t)((id * 0x9e3779b1u) & (cap - 1));
+}
+
+static bool idset_has(const struct idset *s, uint32_t id)
+{
+	if (!s->cap)
+		return false;
+	for (size_t i = id_hash(id, s->cap);; i = (i + 1) & (s->cap - 1)) {
+		if (!s->slot[i])
+			return false;
+		if (s->slot[i] == (uint64_t)id + 1)
+			return true;
+	}
+}
+
+static int idset_add(struct idset *s, uint32_t id)
+{
+	if ((s->n + 1) * 2 > s->cap) {
+		size_t ncap = s->cap ? s->cap * 2 : 256;
+		uint64_t *ns = calloc(ncap, sizeof *ns);
+		if (!ns)
+			return -1;
+		for (size_t i = 0; i < s->cap; i++) {
+			if (!s->slot[i])
+				continue;
+			size_t k = id_hash((uint32_t)(s->slot[i] - 1), ncap);
+			while (ns[k])
+				k = (k + 1) & (ncap - 1);
+			ns[k] = s->slot[i];
+		}
+		free(s->slot);
+		s->slot = ns;
+		s->cap = ncap;
+	}
+	size_t i = id_hash(id, s->cap);
+	while (s->slot[i] && s->slot[i] != (uint64_t)id + 1)
+		i = (i + 1) & (s->cap - 1);
+	if (!s->slot[i]) {
+		s->slot[i] = (uint64_t)id + 1;
+		s->n++;
+	}
+	return 0;
+}
+
+/* ---- state ---------------------------------------------------------------------- */
+
+struct open_call {
+	uint64_t end;            /* monotonic end, UINT64_MAX: never returned */
+	bool b;                  /* written as "B" (needs an "E" if its parent ends) */
+	char name[120];          /* the B's name: an "E" must repeat it */
+};
+
+struct thr {
+	uint32_t tid, ctid;      /* traced tid, tid in the output */
+	unsigned n;
+	struct open_call stk[CT_CHROME_DEPTH];
+};
+
+struct bad_file {
+	char *path, *why;
+};
+
+struct chrome_state {
+	struct ct_json j;
+	struct idset ids;
+	uint32_t next_id;
+	bool have_base;
+	uint64_t base_ns;        /* realtime of ts 0 */
+	uint64_t dropped, lost, events;
+	unsigned processes, failed;
+	struct bad_file *bad;
+	size_t nbad, capbad;
+	bool warned_early;
+	/* the process being written */
+	uint32_t pid, cpid;
+	int64_t off_ns;          /* ts_ns = t_ns + off_ns */
+	uint64_t last_t;         /* latest monotonic time seen (enter or exit) */
+	struct thr *thr;
+	size_t nthr, capthr, last;
+	uint32_t drv;
+	struct ct_nv_devmap devmap;
+	struct ct_nv_ioctl nv;
+};
+
+static struct chrome_state *cs(struct ct_show_ctx *c)
+{
+	return c->priv;
+}
+
+static uint32_t fresh_id(struct chrome_state *s)
+{
+	while (idset_has(&s->ids, s->next_id))
+		s->next_id++;
+	return s->next_id++;
+}
+
+/* the id to use for a traced pid/tid: itself when still free */
+static uint32_t claim_id(struct chrome_state *s, uint32_t id)
+{
+	if (id == 0 || idset_has(&s->ids, id))
+		id = fresh_id(s);
+	idset_add(&s->ids, id);
+	return id;
+}
+
+/* ---- writing helpers ----------------------------------------------------------- */
+
+/*
+ * key: a microsecond value from integer nanoseconds, exact ("12.345").
+ * The writer has no raw-number call, so this relies on ct_json_key leaving
+ * after_key set: the value is printed directly and the flag cleared, which
+ * is all the writer's separator logic does for a value after a key.
+ */
+static void kusec(struct ct_json *j, const char *key, int64_t ns)
+{
+	uint64_t a = ns < 0 ? (uint64_t)-ns : (uint64_t)ns;
+
+	ct_json_key(j, key);
+	ct_json_rawf(j, "%s%" PRIu64 ".%03u", ns < 0 ? "-" : "", a / 1000, (unsigned)(a % 1000));
+	j->after_key = false;
+}
+
+/* ts of a monotonic time of the current process (0 at the earliest) */
+static int64_t ts_of(struct chrome_state *s, uint64_t t_ns)
+{
+	int64_t v = (int64_t)t_ns + s->off_ns;
+
+	if (v < 0) {
+		/* only for a process started over a day before the first one */
+		if (!s->warned_early) {
+			ct_warn("chrome: pid %u started more than a day before the first trace; "
+				"its early events are placed at time 0", s->pid);
+			s->warned_early = true;
+		}
+		v = 0;
+	}
+	return v;
+}
+
+/* "ph", "name", "pid", "tid", "ts": the start of every event object */
+static void ev_head(struct chrome_state *s, const char *ph, const char *name, uint32_t ctid, int64_t ts)
+{
+	struct ct_json *j = &s->j;
+
+	ct_json_obj_begin(j);
+	ct_json_kstr(j, "ph", ph);
+	ct_json_kstr(j, "name", name);
+	ct_json_kuint(j, "pid", s->cpid);
+	ct_json_kuint(j, "tid", ctid);
+	kusec(j, "ts", ts);
+}
+
+/* one event per line: a newline after each object of traceEvents */
+static void ev_end(struct chrome_state *s)
+{
+	ct_json_obj_end(&s->j);
+	ct_json_raw(&s->j, "\n", 1);
+}
+
+static void meta_str(struct chrome_state *s, const char *what, uint32_t ctid, int64_t ts,
+		     const char *key, const char *val)
+{
+	ev_head(s, "M", what, ctid, ts);
+	ct_json_key(&s->j, "args");
+	ct_json_obj_begin(&s->j);
+	ct_json_kstr(&s->j, key, val);
+	ct_json_obj_end(&s->j);
+	ev_end(s);
+}
+
+static void meta_int(struct chrome_state *s, const char *what, uint32_t ctid, int64_t ts,
+		     const char *key, int64_t val)
+{
+	ev_head(s, "M", what, ctid, ts);
+	ct_json_key(&s->j, "args");
+	ct_json_obj_begin(&s->j);
+	ct_json_kint(&s->j, key, val);
+	ct_json_obj_end(&s->j);
+	ev_end(s);
+}
+
+/* ---- begin / end ------------------------------------------------------------------ */
+
+static int chrome_begin(struct ct_show_ctx *c)
+{
+	struct chrome_state *s = calloc(1, sizeof *s);
+
+	if (!s)
+		return -1;
+	c->priv = s;
+	s->next_id = CT_CHROME_SYNTH_ID;
+	ct_json_init(&s->j, c->out, false);
+	ct_json_obj_begin(&s->j);
+	ct_json_key(&s->j, "traceEvents");
+	ct_json_arr_begin(&s->j);
+	fputc('\n', c->out);
+	return ferror(c->out) ? -1 : 0;
+}
+
+static void chrome_bad_file(struct ct_show_ctx *c, const char *path, const char *why)
+{
+	struct chrome_state *s = cs(c);
+
+	if (s->nbad == s->capbad) {
+		size_t ncap = s->capbad ? s->capbad * 2 : 8;
+		struct bad_file *nb = realloc(s->bad, ncap * sizeof *nb);
+		if (!nb)
+			return;
+		s->bad = nb;
+		s->capbad = ncap;
+	}
+	s->bad[s->nbad].path = strdup(path);
+	s->bad[s->nbad].why = strdup(why);
+	s->nbad++;
+}
+
+static int chrome_end(struct ct_show_ctx *c)
+{
+	struct chrome_state *s = cs(c);
+	struct ct_json *j = &s->j;
+	int rc;
+
+	ct_json_arr_end(j);
+	ct_json_kstr(j, "displayTimeUnit", "ns");
+	ct_json_key(j, "metadata");
+	ct_json_obj_begin(j);
+	ct_json_kstr(j, "cutrace_version", CUTRACE_VERSION);
+	ct_json_kstr(j, "format_version", CT_CHROME_FORMAT_VERSION);
+	ct_json_kuint(j, "processes", s->processes);
+	ct_json_kuint(j, "processes_failed", s->failed);
+	ct_json_kuint(j, "events", s->events);
+	ct_json_kuint(j, "dropped", s->dropped);
+	ct_json_kuint(j, "lost", s->lost);
+	ct_json_kstr(j, "time_unit", "us");
+	ct_json_kuint(j, "time_base_realtime_ns", s->base_ns);
+	ct_json_key(j, "errors");
+	ct_json_arr_begin(j);
+	for (size_t i = 0; i < s->nbad; i++) {
+		ct_json_obj_begin(j);
+		ct_json_kstr(j, "file", s->bad[i].path);
+		ct_json_kstr(j, "error", s->bad[i].why);
+		ct_json_obj_end(j);
+		free(s->bad[i].path);
+		free(s->bad[i].why);
+	}
+	ct_json_arr_end(j);
+	ct_json_obj_end(j);
+	ct_json_obj_end(j);
+	ct_json_end(j);
+	rc = ferror(c->out) ? -1 : 0;
+	free(s->bad);
+	free(s->ids.slot);
+	free(s->thr);
+	free(s);
+	c->priv = NULL;
+	return rc;
+}
+
+/* ---- processes ---------------------------------------------------------------------- */
+
+/* same variables as the diagnosis (diag.c rank_of) */
+static int rank_of(const struct ct_trace *t)
+{
+	static const char *const vars[] = { "RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+					    "LOCAL_RANK", NULL };
+	char buf[32], *end;
+
+	for (int i = 0; vars[i]; i++) {
+		if (!ct_trace_env(t, vars[i], buf, sizeof buf) || !buf[0])
+			continue;
+		long r = strtol(buf, &end, 10);
+		if (!*end && r >= 0 && r < 1000000000)
+			return (int)r;
+	}
+	return -1;
+}
+
+/* "python3": argv[0]'s base name, else the executable's, else "process" */
+static void prog_name(const struct ct_trace *t, char *buf, size_t len)
+{
+	char tmp[256];
+	const char *p = ct_trace_ctx_str(t, CT_CTX_CMDLINE, 0, tmp, sizeof tmp);
+	const char *slash;
+
+	if (!p || !*p)
+		p = ct_trace_ctx_str(t, CT_CTX_EXE, 0, tmp, sizeof tmp);
+	if (!p || !*p)
+		p = "process";
+	if ((slash = strrchr(p, '/')) && slash[1])
+		p = slash + 1;
+	snprintf(buf, len, "%s", p);
+}
+
+static int chrome_process_begin(struct ct_show_ctx *c, struct ct_trace *t)
+{
+	struct chrome_state *s = cs(c);
+	const struct cutrace_header *h = ct_trace_header(t);
+	char prog[128], host[128], name[400];
+	int rank = rank_of(t), n;
+	int64_t ts0;
+
+	if (!s->have_base) {
+		s->base_ns = h->start_realtime_ns / CT_DAY_NS * CT_DAY_NS;
+		s->base_ns = s->base_ns >= CT_DAY_NS ? s->base_ns - CT_DAY_NS : 0;
+		s->have_base = true;
+	}
+	s->pid = h->pid;
+	s->off_ns = (int64_t)(h->start_realtime_ns - s->base_ns) - (int64_t)h->start_mono_ns;
+	s->last_t = h->start_mono_ns;
+	s->nthr = 0;
+	s->last = 0;
+	s->drv = ct_trace_driver_version(t);
+	ct_nv_devmap_init(&s->devmap, t);
+	s->cpid = claim_id(s, h->pid);
+	s->processes++;
+	s->dropped += h->dropped;
+	s->lost += h->lost;
+
+	prog_name(t, prog, sizeof prog);
+	n = snprintf(name, sizeof name, "%s (pid %u", prog, h->pid);
+	if (ct_trace_ctx_str(t, CT_CTX_HOST, 0, host, sizeof host) && host[0])
+		n += snprintf(name + n, sizeof name - (size_t)n, ", host %s", host);
+	if (rank >= 0 && n < (int)sizeof name)
+		n += snprintf(name + n, sizeof name - (size_t)n, ", rank %d", rank);
+	if (n < (int)sizeof name)
+		snprintf(name + n, sizeof name - (size_t)n, ")");
+	ts0 = ts_of(s, h->start_mono_ns);
+	meta_str(s, "process_name", s->cpid, ts0, "name", name);
+	/* traces in the order they were given (ranks sort by file name) */
+	meta_int(s, "process_sort_index", s->cpid, ts0, "sort_index", (int64_t)s->processes);
+	return ferror(c->out) ? -1 : 0;
+}
+
+/* the thread's state; its thread_name is written when it is first seen */
+static struct thr *thread_of(struct chrome_state *s, uint32_t tid, int64_t ts)
+{
+	char name[48];
+	struct thr *th;
+
+	if (s->last < s->nthr && s->thr[s->last].tid == tid)
+		return &s->thr[s->last];
+	for (size_t i = 0; i < s->nthr; i++)
+		if (s->thr[i].tid == tid) {
+			s->last = i;
+			return &s->thr[i];
+		}
+	if (s->nthr == s->capthr) {
+		size_t ncap = s->capthr ? s->capthr * 2 : 16;
+		struct thr *nt = realloc(s->thr, ncap * sizeof *nt);
+		if (!nt)
+			return NULL;
+		s->thr = nt;
+		s->capthr = ncap;
+	}
+	th = &s->thr[s->nthr];
+	memset(th, 0, sizeof *th);
+	th->tid = tid;
+	/* the main thread keeps the process's id, as the viewers expect */
+	th->ctid = tid == s->pid ? s->cpid : claim_id(s, tid);
+	s->last = s->nthr++;
+	if (tid == s->pid)
+		snprintf(name, sizeof name, "main");
+	else
+		snprintf(name, sizeof name, "thread %u", tid);
+	meta_str(s, "thread_name", th->ctid, ts, "name", name);
+	if (tid == s->pid)
+		meta_int(s, "thread_sort_index", th->ctid, ts, "sort_index", 0);
+	return th;
+}
+
+/*
+ * Before an event at monotonic time t: the open calls of its thread that
+ * ended by then are done.  A never-returned call ("B") sitting inside one of
+ * them gets its "E" at the end of the returned call around it, so that no
+ * slice outlives its parent (the viewers drop badly nested slices).  The
+ * "E"s are written innermost first: their times only grow, and they are
+ * all <= t, so the file stays sorted per thread.
+ */
+static void close_ended(struct chrome_state *s, struct thr *th, uint64_t t)
+{
+	unsigned i;
+
+	for (i = 0; i < th->n; i++)
+		if (th->stk[i].end != UINT64_MAX && th->stk[i].end <= t)
+			break;
+	if (i == th->n)
+		return;
+	for (unsigned k = th->n; k-- > i;) {
+		if (!th->stk[k].b)
+			continue;
+		uint64_t clip = UINT64_MAX;
+		for (unsigned p = k; p-- > i && clip == UINT64_MAX;)
+			if (th->stk[p].end != UINT64_MAX)
+				clip = th->stk[p].end;
+		ev_head(s, "E", th->stk[k].name, th->ctid, ts_of(s, clip));
+		ct_json_key(&s->j, "args");
+		ct_json_obj_begin(&s->j);
+		ct_json_kstr(&s->j, "closed_at", "the end of the call it ran inside (its own exit was not recorded)");
+		ct_json_obj_end(&s->j);
+		ev_end(s);
+	}
+	th->n = i;
+}
+
+/* ---- events ---------------------------------------------------------------------- */
+
+/* the slice name: call, or the decoded NVIDIA request; FAILED / INJECTED marks */
+static void slice_name(struct chrome_state *s, const struct ct_show_event *e, char *buf, size_t len)
+{
+	const struct ct_desc *d = e->d;
+	const struct ct_nv_ioctl *nv = &s->nv;
+	char base[200];
+	int n = 0;
+
+	if (d->is_ioctl && nv->family != CT_NV_FAM_NOT_NVIDIA && nv->short_name[0]) {
+		n = snprintf(base, sizeof base, "%s", nv->short_name);
+		if (nv->args == CT_NV_A_RM_CONTROL)
+			n += snprintf(base + n, sizeof base - (size_t)n, " %s", nv->u.control.cmd_name);
+		else if (nv->args == CT_NV_A_RM_ALLOC)
+			n += snprintf(base + n, sizeof base - (size_t)n, " %s", nv->u.alloc.class_name);
+		else if (nv->args == CT_NV_A_RM_ALLOC_MEMORY)
+			n += snprintf(base + n, sizeof base - (size_t)n, " %s", nv->u.alloc_memory.class_name);
+		if (nv->via_xfer && n < (int)sizeof base)
+			snprintf(base + n, sizeof base - (size_t)n, " (XFER)");
+	} else if (d->is_ioctl && nv->name[0] && strcmp(nv->name, "ioctl")) {
+		snprintf(base, sizeof base, "ioctl %s", nv->name);
+	} else {
+		snprintf(base, sizeof base, "%s", d->call);
+	}
+	/* a long name is cut (the whole request is in args) */
+	if (snprintf(buf, len, "%s%s%s", !d->returned ? "NEVER RETURNED " : !d->ok ? "FAILED " : "",
+		     d->injected ? "INJECTED " : "", base) >= (int)len)
+		buf[len - 1] = 0;
+}
+
+/* the recorded arguments, raw memory left out (its size is kept) */
+static void call_fields(struct ct_json *j, const struct ct_desc *d)
+{
+	char key[64];
+
+	ct_json_obj_begin(j);
+	for (unsigned i = 0; i < d->nargs; i++) {
+		const struct ct_desc_arg *a = &d->args[i];
+		switch (a->kind) {
+		case CT_ARG_STR:
+			ct_json_kstr(j, a->key, a->s);
+			break;
+		case CT_ARG_INT:
+			ct_json_kint(j, a->key, a->i);
+			break;
+		case CT_ARG_UINT:
+			ct_json_kuint(j, a->key, a->u);
+			break;
+		case CT_ARG_HEX: {
+			char hex[24];
+			snprintf(hex, sizeof hex, "0x%" PRIx64, a->u);
+			ct_json_kstr(j, a->key, hex);
+			break;
+		}
+		case CT_ARG_BOOL:
+			ct_json_kbool(j, a->key, a->b);
+			break;
+		case CT_ARG_BYTES:
+			snprintf(key, sizeof key, "%s_bytes", a->key);
+			ct_json_kuint(j, key, a->len);
+			break;
+		}
+	}
+	ct_json_obj_end(j);
+}
+
+static void ioctl_args(struct ct_json *j, const struct ct_desc *d, const struct ct_nv_ioctl *nv)
+{
+	char hex[24];
+
+	ct_json_kstr(j, "ioctl", nv->name[0] ? nv->name : d->ioctl.name);
+	ct_json_kstr(j, "node", nv->node_name[0] ? nv->node_name : d->ioctl.node);
+	ct_json_kstr(j, "nv_family", ct_nv_family_name(nv->family));
+	snprintf(hex, sizeof hex, "0x%" PRIx64, nv->request);
+	ct_json_kstr(j, "request", hex);
+	if (nv->args == CT_NV_A_RM_CONTROL) {
+		snprintf(hex, sizeof hex, "0x%x", (unsigned)nv->u.control.cmd);
+		ct_json_kstr(j, "rm_control", nv->u.control.cmd_name);
+		ct_json_kstr(j, "rm_control_cmd", hex);
+	} else if (nv->args == CT_NV_A_RM_ALLOC) {
+		ct_json_kstr(j, "rm_class", nv->u.alloc.class_name);
+	} else if (nv->args == CT_NV_A_RM_ALLOC_MEMORY) {
+		ct_json_kstr(j, "rm_class", nv->u.alloc_memory.class_name);
+	}
+	if (nv->has_status) {
+		ct_json_kuint(j, "status", nv->status);
+		ct_json_kstr(j, "status_name", nv->status_name);
+		ct_json_kbool(j, "status_is_warning", nv->is_warning);
+	} else if (d->ioctl.has_status) {
+		ct_json_kuint(j, "status", d->ioctl.status);
+		ct_json_kstr(j, "status_name", d->ioctl.status_name);
+		ct_json_kbool(j, "status_is_warning", d->ioctl.is_warning);
+	}
+	if (nv->summary[0])
+		ct_json_kstr(j, "decoded", nv->summary);
+	if (nv->warning[0])
+		ct_json_kstr(j, "warning", nv->warning);
+}
+
+static void call_args(struct chrome_state *s, const struct ct_show_event *e)
+{
+	struct ct_json *j = &s->j;
+	const struct ct_event *ev = e->ev;
+	const struct ct_desc *d = e->d;
+	char line[2048], buf[24];
+
+	ct_json_key(j, "args");
+	ct_json_obj_begin(j);
+	ct_json_kstr(j, "call", d->call);
+	snprintf(line, sizeof line, "%s(%s) = %s%s%s", d->call, d->text_args, d->result,
+		 d->detail[0] ? "  " : "", d->detail);
+	ct_json_kstr(j, "summary", line);
+	ct_json_kstr(j, "target", d->target);
+	ct_json_key(j, "result");
+	if (d->has_result)
+		ct_json_int(j, d->ret);
+	else
+		ct_json_null(j);
+	ct_json_kstr(j, "result_name", d->result_name);
+	ct_json_kint(j, "errno", d->err);
+	ct_json_kstr(j, "errno_name", d->errno_name);
+	ct_json_kbool(j, "ok", d->ok);
+	ct_json_kbool(j, "failed", !d->ok);
+	ct_json_kbool(j, "injected", d->injected);
+	if (d->has_inject) {
+		ct_json_kuint(j, "inject_rule", d->inject_rule);
+		ct_json_kstr(j, "inject_action", ct_inject_action_name(d->inject_action, buf, sizeof buf));
+	}
+	if (!d->returned)
+		ct_json_kbool(j, "never_returned", true);
+	if (!ev->has_enter)
+		ct_json_kbool(j, "enter_lost", true);
+	if (d->is_ioctl)
+		ioctl_args(j, d, &s->nv);
+	ct_json_kuint(j, "seq", ev->seq);
+	ct_json_kuint(j, "depth", e->depth);
+	ct_json_kuint(j, "real_pid", s->pid);
+	ct_json_kuint(j, "real_tid", ev->tid);
+	ct_json_key(j, "fields");
+	call_fields(j, d);
+	ct_json_obj_end(j);
+}
+
+static void write_note(struct chrome_state *s, const struct ct_show_event *e, struct thr *th)
+{
+	struct ct_json *j = &s->j;
+	char name[160];
+
+	/* a long name is cut, the whole text is in args */
+	if (snprintf(name, sizeof name, "note: %s", e->d->target) >= (int)sizeof name)
+		name[sizeof name - 1] = 0;
+	ev_head(s, "i", name, th->ctid, ts_of(s, e->ev->t_ns));
+	ct_json_kstr(j, "s", "t");
+	ct_json_kstr(j, "cat", e->d->family);
+	ct_json_kstr(j, "cname", "yellow");
+	ct_json_key(j, "args");
+	ct_json_obj_begin(j);
+	ct_json_kstr(j, "text", e->d->target);
+	ct_json_kuint(j, "seq", e->ev->seq);
+	ct_json_obj_end(j);
+	ev_end(s);
+}
+
+static int chrome_event(struct ct_show_ctx *c, const struct ct_show_event *e)
+{
+	struct chrome_state *s = cs(c);
+	const struct ct_event *ev = e->ev;
+	const struct ct_desc *d = e->d;
+	int64_t ts = ts_of(s, ev->t_ns);
+	struct thr *th;
+	char name[sizeof th->stk[0].name];
+	bool b;
+
+	s->events++;
+	ct_nv_devmap_track(&s->devmap, ev);
+	if (!(th = thread_of(s, ev->tid, ts)))
+		return -1;
+	close_ended(s, th, ev->t_ns);
+	if (ev->t_ns + ev->dur_ns > s->last_t)
+		s->last_t = ev->t_ns + ev->dur_ns;
+	if (d->is_note) {
+		write_note(s, e, th);
+		return ferror(c->out) ? -1 : 0;
+	}
+	if (d->is_ioctl)
+		ct_nv_decode(ev, s->drv, &s->devmap, &s->nv);
+	slice_name(s, e, name, sizeof name);
+	/* an orphan exit (enter lost) is a point at its exit time */
+	b = ev->has_enter && !ev->has_exit;
+	ev_head(s, b ? "B" : "X", name, th->ctid, ts);
+	if (!b)
+		kusec(&s->j, "dur", (int64_t)ev->dur_ns);
+	ct_json_kstr(&s->j, "cat", d->family);
+	if (!d->returned || !d->ok)
+		ct_json_kstr(&s->j, "cname", "terrible");
+	else if (d->injected)
+		ct_json_kstr(&s->j, "cname", "bad");
+	call_args(s, e);
+	ev_end(s);
+	if (ev->has_enter && th->n < CT_CHROME_DEPTH) {
+		struct open_call *o = &th->stk[th->n++];
+		o->end = b ? UINT64_MAX : ev->t_ns + ev->dur_ns;
+		o->b = b;
+		snprintf(o->name, sizeof o->name, "%s", b ? name : "");
+	}
+	return ferror(c->out) ? -1 : 0;
+}
+
+/* the diagnosis: a label on the process and an instant at its end */
+static void write_verdict(struct chrome_state *s, struct ct_show_ctx *c, const struct ct_verdict *v)
+{
+	struct ct_json *j = &s->j;
+	int64_t end = ts_of(s, s->last_t);
+	char label[200];
+
+	if (v->ok)
+		snprintf(label, sizeof label, "OK");
+	else
+		snprintf(label, sizeof label, "FAILED: %s%s", ct_layer_name(v->layer),
+			 v->injected ? " (injected)" : "");
+	meta_str(s, "process_labels", s->cpid, end, "labels", label);
+	snprintf(label, sizeof label, "VERDICT %s%s%s", v->ok ? "OK" : "FAILED ",
+		 v->ok ? "" : ct_layer_name(v->layer), v->injected ? " (injected)" : "");
+	ev_head(s, "i", label, s->cpid, end);
+	ct_json_kstr(j, "s", "p");
+	ct_json_kstr(j, "cat", "verdict");
+	ct_json_kstr(j, "cname", v->ok ? "good" : "terrible");
+	ct_json_key(j, "args");
+	ct_json_obj_begin(j);
+	ct_json_kstr(j, "summary", v->summary);
+	if (v->fix[0])
+		ct_json_kstr(j, "fix", v->fix);
+	if (v->step.set) {
+		ct_json_kstr(j, "root_step", v->step.text);
+		if (c->have_t0)
+			kusec(j, "root_step_ts", ts_of(s, c->t0_ns + v->step.t_ns));
+	}
+	ct_json_key(j, "verdict");
+	ct_verdict_json(j, v);
+	ct_json_obj_end(j);
+	ev_end(s);
+}
+
+static int chrome_process_end(struct ct_show_ctx *c, struct ct_trace *t, const struct ct_trace_stats *st)
+{
+	struct chrome_state *s = cs(c);
+
+	(void)t;
+	(void)st;
+	/* the trace is over: never-returned calls inside calls that did return
+	 * get their "E"; the outermost stay open ("Did not end") */
+	for (size_t i = 0; i < s->nthr; i++)
+		close_ended(s, &s->thr[i], UINT64_MAX - 1);
+	/* the verdict pointer is set by the iterator before process_end */
+	if (c->verdict) {
+		write_verdict(s, c, c->verdict);
+		if (!c->verdict->ok)
+			s->failed++;
+	}
+	return ferror(c->out) ? -1 : 0;
+}
+
+const struct ct_show_ops ct_show_chrome_ops = {
+	.name = "chrome",
+	.begin = chrome_begin,
+	.process_begin = chrome_process_begin,
+	.event = chrome_event,
+	.process_end = chrome_process_end,
+	.bad_file = chrome_bad_file,
+	.end = chrome_end,
+};
