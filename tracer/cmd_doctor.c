@@ -14,19 +14,6 @@
  * definition (next to `cutrace probe`) replaces it.  Note that a strong
  * definition in the static library is only used when its object file is
  * linked for some other reason (cmd_probe does that). */
-__attribute__((weak)) int ct_doctor_run_probe(struct ct_json *j, FILE *text)
-{
-	if (j) {
-		ct_json_obj_begin(j);
-		ct_json_kstr(j, "status", "skipped");
-		ct_json_kstr(j, "reason", "not available");
-		ct_json_obj_end(j);
-	} else {
-		fprintf(text, "  probe skipped (not available)\n");
-	}
-	return -1;
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f,

@@ -179,6 +179,15 @@ int ct_spawn_traced(const struct ct_run_opts *o, char **argv, int *status_out)
 	if (pid == 0) {
 		for (size_t i = 0; i < sizeof fwd / sizeof fwd[0]; i++)
 			sigaction(fwd[i], &old[i], NULL);
+		if (o->mute_child) {
+			int nul = open("/dev/null", O_WRONLY);
+			if (nul >= 0) {
+				dup2(nul, 1);
+				dup2(nul, 2);
+				if (nul > 2)
+					close(nul);
+			}
+		}
 		setenv("LD_PRELOAD", preload, 1);
 		setenv("CUTRACE_DIR", o->dir, 1);
 		if (o->inject && *o->inject)

@@ -19,6 +19,7 @@ struct ct_run_opts {
 	const char *env[8];
 	int nenv;
 	bool quiet;
+	bool mute_child;        /* the program's stdout/stderr go to /dev/null */
 	bool json;
 	bool print_only;
 };
