@@ -449,6 +449,7 @@ static void describe_io(const struct ct_trace *t, const struct ct_event *ev, str
 		struct ct_ioctl_desc *io = &d->ioctl;
 		d->is_ioctl = true;
 		ct_describe_ioctl(t, ev, io);
+		d->nv = ct_describe_last_nv();
 		snprintf(d->target, sizeof d->target, "fd %d (%s) req 0x%" PRIx64, io->fd, io->node, io->request);
 		snprintf(d->text_args, sizeof d->text_args, "%d (%s), %s", io->fd, io->node, io->name);
 		if (d->has_result)

@@ -19,6 +19,7 @@
 #include "trace.h"
 
 struct ct_json;
+struct ct_nv_ioctl;
 
 /* ---- ioctl ------------------------------------------------------------------- */
 
@@ -43,6 +44,8 @@ struct ct_ioctl_desc {
  * not ioctls, out gets node "fd" and name "ioctl".
  */
 void ct_describe_ioctl(const struct ct_trace *t, const struct ct_event *ev, struct ct_ioctl_desc *out);
+/* the decoded form behind the last ct_describe_ioctl() call (valid until the next) */
+const struct ct_nv_ioctl *ct_describe_last_nv(void);
 
 /* "nvidiactl", "nvidia0", "nvidia-uvm", ... for a CT_FLD_NODE word, into buf */
 const char *ct_node_name(uint32_t node, char *buf, size_t len);
@@ -93,6 +96,7 @@ struct ct_desc {
 	char detail[640];        /* text after the result ("-> 13000", dlerror, status, ...), "" none */
 	bool is_ioctl;
 	struct ct_ioctl_desc ioctl;  /* valid when is_ioctl */
+	const struct ct_nv_ioctl *nv; /* the decoded ioctl (describe's scratch), NULL none */
 	unsigned nargs;
 	struct ct_desc_arg args[CT_DESC_MAX_ARGS];
 	/* storage for string arguments (arena last: ct_describe clears what precedes it) */

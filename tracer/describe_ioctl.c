@@ -29,10 +29,17 @@ const char *ct_node_name(uint32_t node, char *buf, size_t len)
 	return buf;
 }
 
+/* the decoded form is large; the CLI describes one event at a time */
+static struct ct_nv_ioctl nv;
+static bool nv_valid;
+
+const struct ct_nv_ioctl *ct_describe_last_nv(void)
+{
+	return nv_valid ? &nv : NULL;
+}
+
 void ct_describe_ioctl(const struct ct_trace *t, const struct ct_event *ev, struct ct_ioctl_desc *out)
 {
-	/* the decoded form is large; the CLI describes one event at a time */
-	static struct ct_nv_ioctl nv;
 	uint32_t drv = t ? ct_trace_driver_version(t) : 0;
 	const char *sum, *cmd = NULL;
 
@@ -40,8 +47,10 @@ void ct_describe_ioctl(const struct ct_trace *t, const struct ct_event *ev, stru
 	out->fd = -1;
 	snprintf(out->node, sizeof out->node, "fd");
 	snprintf(out->name, sizeof out->name, "ioctl");
+	nv_valid = false;
 	if (ev->call != CT_CALL_ioctl || ct_nv_decode(ev, drv, NULL, &nv) < 0)
 		return;
+	nv_valid = true;
 	out->fd = nv.fd;
 	out->node_word = nv.node;
 	out->request = nv.request;

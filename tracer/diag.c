@@ -289,11 +289,16 @@ static void on_open(struct ct_diag *d, const struct ct_event *ev, const struct c
 
 static void on_ioctl(struct ct_diag *d, const struct ct_event *ev, const struct ct_desc *desc)
 {
-	struct ct_nv_ioctl *nv = &d->nv;
+	const struct ct_nv_ioctl *nv = desc->nv;
 	char text[360];
 
-	if (ct_nv_decode(ev, d->drv, &d->devmap, nv) < 0)
-		return;
+	/* describe decoded it already, from the shim's view of the fd; decode
+	 * again with the device map only when that view did not know the node */
+	if (!nv || nv->node_kind == CT_NODE_NONE || nv->node_kind == CT_NODE_OTHER) {
+		if (ct_nv_decode(ev, d->drv, &d->devmap, &d->nv) < 0)
+			return;
+		nv = &d->nv;
+	}
 	if (nv->family == CT_NV_FAM_NOT_NVIDIA)
 		return;
 	snprintf(text, sizeof text, "ioctl(%s, %s)%s", nv->node_name, nv->summary,
@@ -306,7 +311,10 @@ static void on_ioctl(struct ct_diag *d, const struct ct_event *ev, const struct 
 	}
 	/* the version handshake */
 	if (nv->handshake.source != CT_NV_HS_NONE && nv->handshake.result != CT_NV_HS_UNKNOWN) {
-		struct ct_nv_handshake *h = &nv->handshake;
+		/* a copy: the comparison below fills in the client's side */
+		static struct ct_nv_handshake hs;
+		struct ct_nv_handshake *h = &hs;
+		hs = nv->handshake;
 		d->hs_seen = true;
 		set_fact(d, &d->hs_event, ev, desc, 0, h->kernel, text);
 		if (h->kernel[0])

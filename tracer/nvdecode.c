@@ -58,14 +58,21 @@ static void ver_str(uint32_t drv, char *buf, unsigned len)
 /* "driver 580.65.06", or what drv 0 means */
 static void drv_str(uint32_t drv, char *buf, unsigned len)
 {
+	/* asked for per ioctl with the same driver: format it once */
+	static uint32_t last = UINT32_MAX;
+	static char text[40];
 	char v[24];
 
-	if (!drv) {
-		snprintf(buf, len, "the newest driver");
-		return;
+	if (drv != last) {
+		if (!drv) {
+			snprintf(text, sizeof text, "the newest driver");
+		} else {
+			ver_str(drv, v, sizeof v);
+			snprintf(text, sizeof text, "driver %s", v);
+		}
+		last = drv;
 	}
-	ver_str(drv, v, sizeof v);
-	snprintf(buf, len, "driver %s", v);
+	snprintf(buf, len, "%s", text);
 }
 
 /* ---- bounded views of recorded bytes -------------------------------------------- */

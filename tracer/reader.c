@@ -193,8 +193,11 @@ static struct ct_trace *trace_new(const char *path)
 	return t;
 }
 
+static void memo_reset(void);
+
 void ct_trace_close(struct ct_trace *t)
 {
+	memo_reset();
 	if (!t)
 		return;
 	if (t->mapped)
@@ -208,6 +211,7 @@ void ct_trace_close(struct ct_trace *t)
 
 int ct_trace_open(const char *path, struct ct_trace **out, char *err, size_t errlen)
 {
+	memo_reset();
 	struct ct_trace *t;
 	struct stat st;
 	ssize_t got;
@@ -271,6 +275,7 @@ int ct_trace_open(const char *path, struct ct_trace **out, char *err, size_t err
 
 int ct_trace_open_mem(const void *buf, size_t len, struct ct_trace **out, char *err, size_t errlen)
 {
+	memo_reset();
 	struct ct_trace *t;
 
 	*out = NULL;
@@ -472,10 +477,64 @@ int ct_rec_next_field(const struct ct_recv *r, uint32_t *pos, struct ct_fieldv *
 	return tlv_next(r->fields, r->fields_len, pos, out);
 }
 
+/*
+ * Field look-up.  Describing one event asks for a dozen fields of the same
+ * two records, so the first look-up indexes a record (offset of the first
+ * field of each tag) and the next ones are a table read.  Two records are
+ * remembered: the enter and the exit of the event being described.
+ */
+#define MEMO_TAGS 64
+static struct field_memo {
+	const unsigned char *fields;
+	const struct cutrace_record *hdr;
+	uint64_t seq;
+	uint32_t len;
+	uint32_t off[MEMO_TAGS];  /* position + 1 of the first field with the tag, 0 none */
+} memo[2];
+static unsigned memo_next;
+
+/* a new mapping may reuse the addresses of an old one */
+static void memo_reset(void)
+{
+	memset(memo, 0, sizeof memo);
+}
+
+static const struct field_memo *memo_for(const struct ct_recv *r)
+{
+	struct ct_fieldv f;
+	struct field_memo *m;
+	uint32_t pos = 0, at;
+
+	for (unsigned i = 0; i < 2; i++)
+		if (memo[i].fields == r->fields && memo[i].len == r->fields_len && memo[i].hdr == r->hdr &&
+		    memo[i].seq == (r->hdr ? r->hdr->seq : 0))
+			return &memo[i];
+	m = &memo[memo_next];
+	memo_next ^= 1;
+	memset(m->off, 0, sizeof m->off);
+	m->fields = r->fields;
+	m->len = r->fields_len;
+	m->hdr = r->hdr;
+	m->seq = r->hdr ? r->hdr->seq : 0;
+	for (at = 0; ct_rec_next_field(r, &pos, &f); at = pos)
+		if (f.tag < MEMO_TAGS && f.tag != CT_FLD_FILLER && !m->off[f.tag])
+			m->off[f.tag] = at + 1;
+	return m;
+}
+
 const struct ct_fieldv *ct_rec_field(const struct ct_recv *r, uint16_t tag, struct ct_fieldv *out)
 {
 	uint32_t pos = 0;
 
+	if (!r->fields)
+		return NULL;
+	if (tag < MEMO_TAGS && tag != CT_FLD_FILLER) {
+		const struct field_memo *m = memo_for(r);
+		if (!m->off[tag])
+			return NULL;
+		pos = m->off[tag] - 1;
+		return ct_rec_next_field(r, &pos, out) ? out : NULL;
+	}
 	while (ct_rec_next_field(r, &pos, out))
 		if (out->tag == tag && tag != CT_FLD_FILLER)
 			return out;

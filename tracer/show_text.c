@@ -25,13 +25,46 @@ static struct text_state *st_of(struct ct_show_ctx *c)
 /* print bytes with control characters escaped (file contents are untrusted) */
 static void put_clean(FILE *f, const unsigned char *s, size_t n)
 {
+	static const char hex[] = "0123456789abcdef";
+	size_t run = 0;
+
+	/* runs of printable bytes in one write: this is the timeline's hot path */
 	for (size_t i = 0; i < n; i++) {
 		unsigned char ch = s[i];
 		if (ch == '\t' || (ch >= 0x20 && ch < 0x7f))
-			fputc(ch, f);
-		else
-			fprintf(f, "\\x%02x", ch);
+			continue;
+		fwrite_unlocked(s + run, 1, i - run, f);
+		run = i + 1;
+		putc_unlocked('\\', f);
+		putc_unlocked('x', f);
+		putc_unlocked(hex[ch >> 4], f);
+		putc_unlocked(hex[ch & 15], f);
 	}
+	fwrite_unlocked(s + run, 1, n - run, f);
+}
+
+/* "+12.345 ms" right-aligned in 11 columns + " ms", without float formatting */
+static void put_offset(FILE *f, int64_t ns)
+{
+	char b[32];
+	int i = (int)sizeof b;
+	uint64_t us = (uint64_t)(ns < 0 ? -ns : ns) / 1000;
+	unsigned frac = (unsigned)(us % 1000);
+	uint64_t ms = us / 1000;
+
+	b[--i] = (char)('0' + frac % 10);
+	b[--i] = (char)('0' + frac / 10 % 10);
+	b[--i] = (char)('0' + frac / 100);
+	b[--i] = '.';
+	do {
+		b[--i] = (char)('0' + ms % 10);
+		ms /= 10;
+	} while (ms);
+	b[--i] = ns < 0 ? '-' : '+';
+	while ((int)sizeof b - i < 11)
+		b[--i] = ' ';
+	fwrite_unlocked(b + i, 1, sizeof b - (size_t)i, f);
+	fwrite_unlocked(" ms", 1, 3, f);
 }
 
 static void put_cstr(FILE *f, const char *s)
@@ -226,16 +259,27 @@ static int text_process_begin(struct ct_show_ctx *c, struct ct_trace *t)
 	return ferror(f) ? -1 : 0;
 }
 
+/* "<840 ns>", "<1.2 us>", "<12.345 ms>", "<1.500 s>" (rounded like %.1f/%.3f) */
 static void put_dur(FILE *f, uint64_t ns)
 {
-	if (ns < 1000)
-		fprintf(f, "<%" PRIu64 " ns>", ns);
-	else if (ns < 1000000)
-		fprintf(f, "<%.1f us>", (double)ns / 1e3);
-	else if (ns < 1000000000)
-		fprintf(f, "<%.3f ms>", (double)ns / 1e6);
-	else
-		fprintf(f, "<%.3f s>", (double)ns / 1e9);
+	char b[40];
+	uint64_t whole, frac;
+	int n;
+
+	if (ns < 1000) {
+		n = snprintf(b, sizeof b, "<%" PRIu64 " ns>", ns);
+	} else if (ns < 1000000) {
+		uint64_t t = (ns + 50) / 100; /* tenths of us */
+		whole = t / 10, frac = t % 10;
+		n = snprintf(b, sizeof b, "<%" PRIu64 ".%" PRIu64 " us>", whole, frac);
+	} else {
+		bool sec = ns >= 1000000000;
+		uint64_t unit = sec ? 1000000000 : 1000000, t = (ns + unit / 2000) / (unit / 1000);
+		whole = t / 1000, frac = t % 1000;
+		n = snprintf(b, sizeof b, "<%" PRIu64 ".%03" PRIu64 " %s>", whole, frac, sec ? "s" : "ms");
+	}
+	if (n > 0)
+		fwrite_unlocked(b, 1, (size_t)n, f);
 }
 
 static int text_event(struct ct_show_ctx *c, const struct ct_show_event *e)
@@ -247,8 +291,10 @@ static int text_event(struct ct_show_ctx *c, const struct ct_show_event *e)
 	uint32_t pid = ct_trace_header(c->trace)->pid;
 
 	if (!c->no_time) {
-		double ms = ((double)ev->t_ns - (double)c->t0_ns) / 1e6;
-		fprintf(f, "%s%+11.3f ms%s  ", ct_c(f, CT_C_DIM), ms, ct_c(f, CT_C_RESET));
+		fputs(ct_c(f, CT_C_DIM), f);
+		put_offset(f, (int64_t)(ev->t_ns - c->t0_ns));
+		fputs(ct_c(f, CT_C_RESET), f);
+		fputs("  ", f);
 	}
 	if (ev->tid != pid)
 		fprintf(f, "[%u] ", ev->tid);
@@ -265,9 +311,12 @@ static int text_event(struct ct_show_ctx *c, const struct ct_show_event *e)
 		fputc('\n', f);
 		return ferror(f) ? -1 : 0;
 	}
-	fprintf(f, "%s%s%s(", ct_c(f, CT_C_BOLD), d->call, ct_c(f, CT_C_RESET));
+	fputs(ct_c(f, CT_C_BOLD), f);
+	fputs(d->call, f);
+	fputs(ct_c(f, CT_C_RESET), f);
+	putc_unlocked('(', f);
 	put_cstr(f, d->text_args);
-	fprintf(f, ") = ");
+	fwrite_unlocked(") = ", 1, 4, f);
 	put_cstr(f, d->result);
 	if (d->detail[0]) {
 		fputs("  ", f);

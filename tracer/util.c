@@ -44,16 +44,23 @@ void ct_color_set_mode(enum ct_color_mode m) { color_mode = m; }
 
 bool ct_color_on(FILE *f)
 {
+	/* asked for every piece of a line: remember the answer per stream */
+	static FILE *last;
+	static int last_mode = -1;
+	static bool last_on;
 	const char *nc;
 
 	if (color_mode == CT_COLOR_NEVER)
 		return false;
 	if (color_mode == CT_COLOR_ALWAYS)
 		return true;
+	if (f == last && last_mode == (int)color_mode)
+		return last_on;
 	nc = getenv("NO_COLOR");
-	if (nc && *nc)
-		return false;
-	return isatty(fileno(f));
+	last = f;
+	last_mode = (int)color_mode;
+	last_on = !(nc && *nc) && isatty(fileno(f));
+	return last_on;
 }
 
 const char *ct_c(FILE *f, enum ct_color c)
