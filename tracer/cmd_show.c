@@ -26,6 +26,7 @@ static void usage(FILE *f)
 		"  --json                     the same as --format=json\n"
 		"  -o, --output=FILE          write to FILE instead of standard output\n"
 		"  --no-time                  leave out timestamps and durations (stable output)\n"
+		"  --raw                      JSON: include the recorded parameter blocks as hex\n"
 		"  --color=auto|always|never  colour the text output (auto: on a terminal, unless NO_COLOR)\n"
 		"  -h, --help                 this help\n"
 		"\n"
@@ -245,6 +246,8 @@ int cmd_show(int argc, char **argv)
 			fmt = find_format("json");
 		} else if (!strcmp(a, "--no-time")) {
 			ctx.no_time = true;
+		} else if (!strcmp(a, "--raw")) {
+			ct_desc_json_raw = true;
 		} else if ((v = opt_value(argc, argv, &i, "--format"))) {
 			if (!*v)
 				goto bad_usage;

@@ -19,6 +19,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include "fmt.h"
+/* the hot paths format many short strings: the cheaper snprintf (fmt.c) */
+#define snprintf ct_snprintf
+#define vsnprintf ct_vsnprintf
 
 /* ---- small string builders --------------------------------------------------- */
 
@@ -719,13 +723,21 @@ void ct_describe(const struct ct_trace *t, const struct ct_event *ev, struct ct_
 	collect_args(d, ev);
 }
 
+bool ct_desc_json_raw;
+
 void ct_desc_args_json(struct ct_json *j, const struct ct_desc *d)
 {
-	char hex[24];
+	char hex[24], key[64];
 
 	ct_json_obj_begin(j);
 	for (unsigned i = 0; i < d->nargs; i++) {
 		const struct ct_desc_arg *a = &d->args[i];
+		if (a->kind == CT_ARG_BYTES && !ct_desc_json_raw) {
+			/* raw memory only with --raw: it is most of the output's size */
+			snprintf(key, sizeof key, "%s_bytes", a->key);
+			ct_json_kuint(j, key, a->len);
+			continue;
+		}
 		ct_json_key(j, a->key);
 		switch (a->kind) {
 		case CT_ARG_STR: ct_json_str(j, a->s); break;

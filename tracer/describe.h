@@ -107,8 +107,11 @@ struct ct_desc {
 /* Describe one event (d is overwritten).  t gives the driver version for names. */
 void ct_describe(const struct ct_trace *t, const struct ct_event *ev, struct ct_desc *d);
 
-/* Write d's arguments as one JSON object value ({"path": "...", ...}). */
+/* Write d's arguments as one JSON object value ({"path": "...", ...}).
+ * Raw memory (parameter blocks, payloads) is written as a hex string only
+ * when ct_desc_json_raw is set (show --raw); otherwise as KEY_bytes: length. */
 void ct_desc_args_json(struct ct_json *j, const struct ct_desc *d);
+extern bool ct_desc_json_raw;
 
 /* "io", "loader", "driver", "runtime", "nvml", "shim"; "unknown" otherwise */
 const char *ct_family_name(int fam);

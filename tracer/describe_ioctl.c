@@ -12,6 +12,10 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include "fmt.h"
+/* the hot paths format many short strings: the cheaper snprintf (fmt.c) */
+#define snprintf ct_snprintf
+#define vsnprintf ct_vsnprintf
 
 /* display strings are cut at their buffer on purpose */
 #pragma GCC diagnostic ignored "-Wformat-truncation"

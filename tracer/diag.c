@@ -24,6 +24,10 @@
 #include "json.h"
 #include "tracer.h"
 #include "xlat.h"
+#include "fmt.h"
+/* the hot paths format many short strings: the cheaper snprintf (fmt.c) */
+#define snprintf ct_snprintf
+#define vsnprintf ct_vsnprintf
 
 /* ---- facts ------------------------------------------------------------------------ */
 struct fact {

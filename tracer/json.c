@@ -3,6 +3,10 @@
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
+#include "fmt.h"
+/* the hot paths format many short strings: the cheaper snprintf (fmt.c) */
+#define snprintf ct_snprintf
+#define vsnprintf ct_vsnprintf
 
 /*
  * Output goes through the FILE's own buffer with the unlocked stdio calls:
@@ -116,19 +120,57 @@ void ct_json_obj_end(struct ct_json *j) { close_(j, '}'); }
 void ct_json_arr_begin(struct ct_json *j) { open_(j, '['); }
 void ct_json_arr_end(struct ct_json *j) { close_(j, ']'); }
 
+/* 8 bytes at a time: does any of them need escaping (< 0x20, '"', '\\', >= 0x7f)? */
+static inline bool word_plain(uint64_t w)
+{
+	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+	uint64_t lt20 = (w - ones * 0x20) & ~w;               /* < 0x20 */
+	uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
+	uint64_t eq = ((q - ones) & ~q) | ((bs - ones) & ~bs); /* == '"' or '\\' */
+	uint64_t hi = (w + ones * 0x01) | w;                   /* >= 0x7f: 0x7f+1 sets bit 7 */
+	return !((lt20 | eq | hi) & high);
+}
+
 static void put_escaped(struct ct_json *f, const unsigned char *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
-	size_t run = 0;
+	size_t run = 0, i = 0;
 
+	/* most strings need no escaping: find out first, then one copy */
+	while (i + 8 <= n) {
+		uint64_t w;
+		memcpy(&w, s + i, 8);
+		if (!word_plain(w))
+			break;
+		i += 8;
+	}
+	while (i < n && s[i] >= 0x20 && s[i] < 0x7f && s[i] != '"' && s[i] != '\\')
+		i++;
+	if (i == n && f->len + n + 2 <= FLUSH_AT) {
+		f->buf[f->len++] = '"';
+		memcpy(f->buf + f->len, s, n);
+		f->len += n;
+		f->buf[f->len++] = '"';
+		return;
+	}
 	PUT('"', f);
-	for (size_t i = 0; i < n; i++) {
+	while (i < n) {
+		uint64_t w;
+		if (i + 8 <= n) {
+			memcpy(&w, s + i, 8);
+			if (word_plain(w)) {
+				i += 8;
+				continue;
+			}
+		}
 		unsigned char c = s[i];
-		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
+		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+			i++;
 			continue;
+		}
 		/* flush the plain run before the byte that needs escaping */
 		put_str(f, (const char *)s + run, i - run);
-		run = i + 1;
+		run = ++i;
 		switch (c) {
 		case '"': put_str(f, "\\\"", 2); break;
 		case '\\': put_str(f, "\\\\", 2); break;

@@ -15,6 +15,10 @@
 #include "json.h"
 #include "nvdecode.h"
 #include "xlat.h"
+#include "fmt.h"
+/* the hot paths format many short strings: the cheaper snprintf (fmt.c) */
+#define snprintf ct_snprintf
+#define vsnprintf ct_vsnprintf
 
 /* escape numbers the decoder treats specially (§2a, §2b) */
 enum {

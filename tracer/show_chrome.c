@@ -45,6 +45,10 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include "fmt.h"
+/* the hot paths format many short strings: the cheaper snprintf (fmt.c) */
+#define snprintf ct_snprintf
+#define vsnprintf ct_vsnprintf
 
 #define CT_CHROME_FORMAT_VERSION "1.0"
 #define CT_CHROME_DEPTH 32               /* open calls tracked per thread */

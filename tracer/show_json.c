@@ -9,6 +9,10 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "fmt.h"
+/* the hot paths format many short strings: the cheaper snprintf (fmt.c) */
+#define snprintf ct_snprintf
+#define vsnprintf ct_vsnprintf
 
 #define CT_SHOW_JSON_VERSION "1.0"
 
@@ -205,6 +209,8 @@ static int json_event(struct ct_show_ctx *c, const struct ct_show_event *e)
 	struct ct_json *j = &js(c)->j;
 
 	ct_json_obj_begin(j);
+	/* one event per line: compact inside, so a big trace stays small */
+	j->pretty = false;
 	ct_json_kuint(j, "seq", ev->seq);
 	ct_json_kstr(j, "type", d->is_note ? "note" : "call");
 	ct_json_kstr(j, "call", d->call);
@@ -254,6 +260,7 @@ static int json_event(struct ct_show_ctx *c, const struct ct_show_event *e)
 	ct_json_key(j, "args");
 	ct_desc_args_json(j, d);
 	ct_json_obj_end(j);
+	j->pretty = true;
 	return ferror(c->out) ? -1 : 0;
 }
 

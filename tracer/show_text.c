@@ -10,6 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "fmt.h"
+/* the hot paths format many short strings: the cheaper snprintf (fmt.c) */
+#define snprintf ct_snprintf
+#define vsnprintf ct_vsnprintf
 
 struct text_state {
 	uint64_t failed;

@@ -413,6 +413,16 @@ START_TEST(t_args_json)
 	ct_json_init(&j, f, false);
 	ct_desc_args_json(&j, d);
 	fclose(f);
+	/* raw bytes only with show --raw; by default their length */
+	ck_assert_str_eq(out, "{\"path\":\"/dev/\\\"odd\\\"\\n\",\"flags\":\"O_RDONLY\",\"field_999_bytes\":3}");
+	free(out);
+	out = NULL;
+	ct_desc_json_raw = true;
+	f = open_memstream(&out, &outlen);
+	ct_json_init(&j, f, false);
+	ct_desc_args_json(&j, d);
+	fclose(f);
+	ct_desc_json_raw = false;
 	ck_assert_str_eq(out, "{\"path\":\"/dev/\\\"odd\\\"\\n\",\"flags\":\"O_RDONLY\",\"field_999\":\"01ab22\"}");
 	ck_assert_str_eq(d->text_args, "\"/dev/\\\"odd\\\"\\n\", O_RDONLY");
 	free(out);
