@@ -94,15 +94,28 @@ ssize_t ct_safe_copy(void *dst, const void *src, size_t n)
 	return got;
 }
 
-/* true when [src, src+n) lies in at most two pages known to be readable */
+/* the pages this thread last found in page_ok: [known_lo, known_hi) */
+static CT_TLS uintptr_t known_lo, known_hi;
+
+/* true when [src, src+n) (n > 0) lies in at most two pages known to be
+ * readable */
 static inline bool pages_known(const void *src, size_t n)
 {
-	uintptr_t a = (uintptr_t)src, first = a >> PAGE_SHIFT_, last = (a + n - 1) >> PAGE_SHIFT_;
+	uintptr_t a = (uintptr_t)src, first, last;
 
+	if (likely(a - known_lo < known_hi - known_lo && n <= known_hi - a))
+		return true;
+	first = a >> PAGE_SHIFT_;
+	last = (a + n - 1) >> PAGE_SHIFT_;
 	if (last - first > 1 || a + n < a || !src)
 		return false;
-	return __atomic_load_n(&page_ok[pc_slot(first)], __ATOMIC_RELAXED) == first + 1 &&
-	       __atomic_load_n(&page_ok[pc_slot(last)], __ATOMIC_RELAXED) == last + 1;
+	if (__atomic_load_n(&page_ok[pc_slot(first)], __ATOMIC_RELAXED) == first + 1 &&
+	    __atomic_load_n(&page_ok[pc_slot(last)], __ATOMIC_RELAXED) == last + 1) {
+		known_lo = first << PAGE_SHIFT_;
+		known_hi = (last + 1) << PAGE_SHIFT_;
+		return true;
+	}
+	return false;
 }
 
 static void copy_field_slow(struct ct_w *w, uint16_t tag, const void *src, uint32_t len,
@@ -176,16 +189,20 @@ struct plan {
 
 static uint32_t uvm_size(uint32_t nr)
 {
-	uint32_t size = 0;
+	uint32_t size = 0, lo = 0, hi = CT_GEN_UVM_SIZES_N;
 	bool found = false;
 
-	/* rows are sorted by nr, then by the first driver version they apply to */
-	for (unsigned i = 0; i < CT_GEN_UVM_SIZES_N; i++) {
+	/* rows are sorted by nr, then by the first driver version they apply
+	 * to: find the first row of nr, then take the last that applies */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (ct_gen_uvm_sizes[mid].nr < nr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (unsigned i = lo; i < CT_GEN_UVM_SIZES_N && ct_gen_uvm_sizes[i].nr == nr; i++) {
 		const struct ct_gen_uvm_size *s = &ct_gen_uvm_sizes[i];
-		if (s->nr < nr)
-			continue;
-		if (s->nr > nr)
-			break;
 		if (!found || !ct_drv_code || s->min_drv <= ct_drv_code) {
 			size = s->size;
 			found = true;
@@ -247,6 +264,121 @@ int ct_inject_ioctl_before(uint32_t node, unsigned long req, void *arg, int *err
 int ct_inject_ioctl_after(uint32_t node, unsigned long req, void *arg, uint32_t after, int *ret,
 			  int *err, uint32_t *rule, uint32_t *action) CT_HIDDEN;
 
+/* ---- the fast path ------------------------------------------------------------ */
+static inline unsigned char *put_hdr(unsigned char *q, uint16_t tag, uint16_t len)
+{
+	struct cutrace_field f = { tag, len };
+
+	__builtin_memcpy(q, &f, sizeof f);
+	return q + sizeof f;
+}
+
+static inline unsigned char *put_u32(unsigned char *q, uint16_t tag, uint32_t v)
+{
+	q = put_hdr(q, tag, 4);
+	__builtin_memcpy(q, &v, 4);
+	return q + 4;
+}
+
+static inline unsigned char *put_u64(unsigned char *q, uint16_t tag, uint64_t v)
+{
+	q = put_hdr(q, tag, 8);
+	__builtin_memcpy(q, &v, 8);
+	return q + 8;
+}
+
+/* len (1..0xffff) bytes of memory known readable */
+static inline unsigned char *put_bytes(unsigned char *q, uint16_t tag, const void *src, uint32_t len)
+{
+	uint32_t room = CT_FIELD_PAD(len), zero = 0;
+
+	q = put_hdr(q, tag, (uint16_t)len);
+	if (room != len)
+		__builtin_memcpy(q + room - 4, &zero, 4);
+	/* hide the bound on len: gcc would open-code a slow byte loop for it
+	 * instead of calling libc's vector memcpy */
+	__asm__("" : "+r"(len));
+	memcpy(q, src, len);
+	return q + room;
+}
+
+/*
+ * The common case: no injection rule, a plain block (or an RM_CONTROL block,
+ * whose payload pointer and paramsSize are read before the call: the driver
+ * does not change them) of at most CAP_BLOCK bytes in pages already known
+ * readable, the trace active.  Both records are reserved at once
+ * (ring.h, ct_ring_pair_fast) and written with plain stores: their
+ * sizes are exact, so no bounds checks.  They hold exactly what the general
+ * path below writes.
+ */
+static int ioctl_fast(int fd, uint32_t node, unsigned long req, void *arg, uint32_t size, bool ctl)
+{
+	const unsigned char *blk = arg, *pay = NULL;
+	struct ct_ring *r = &ct_ring_main;
+	uint32_t ps = 0, pay_len = 0, blkf = ct_fsz(size), se, sx;
+	uint64_t n1, n2, s, p;
+	int ret, err;
+
+	if (ctl) {
+		pay = (const unsigned char *)(uintptr_t)rd64(blk + 16);
+		ps = rd32(blk + 24);
+		pay_len = pay ? (ps < CAP_CONTROL ? ps : CAP_CONTROL) : 0;
+	}
+	se = (uint32_t)sizeof(struct cutrace_record) + ct_fsz(4) * 3 + ct_fsz(8) * 2 + blkf;
+	sx = (uint32_t)(sizeof(struct cutrace_record) + sizeof(struct cutrace_exit)) + blkf +
+	     (pay ? ct_fsz(4) + ct_fsz(pay_len) : 0);
+	n1 = (se + CUTRACE_SLOT_SIZE - 1) / CUTRACE_SLOT_SIZE;
+	n2 = (sx + CUTRACE_SLOT_SIZE - 1) / CUTRACE_SLOT_SIZE;
+	if (ct_ring_pair_fast(r, &ct_tls_run, n1, n2, &s, &p) < 0)
+		return ct_real_ioctl(fd, req, arg); /* counted as lost */
+
+	struct cutrace_record *e = ct_ring_rec(r, p), *x = ct_ring_rec(r, p + n1);
+	uint32_t tid = (uint32_t)(likely(ct_tls_tid) ? ct_tls_tid : ct_tid());
+	unsigned char *q = (unsigned char *)(e + 1);
+	e->seq = s;
+	e->t_ns = ct_now_ns();
+	e->size = se;
+	e->type = CT_REC_ENTER;
+	e->call = CT_CALL_ioctl;
+	e->tid = tid;
+	e->flags = 0;
+	q = put_u32(q, CT_FLD_FD, (uint32_t)fd);
+	q = put_u32(q, CT_FLD_NODE, node);
+	q = put_u64(q, CT_FLD_REQUEST, (uint64_t)req);
+	q = put_u64(q, CT_FLD_ARGP, (uint64_t)(uintptr_t)arg);
+	q = put_u32(q, CT_FLD_BLOCK_SIZE, size);
+	put_bytes(q, CT_FLD_BLOCK, blk, size);
+	ct_ring_commit_at(r, p, s, CT_TAG_BUSY, ct_tls_run.ctr);
+
+	ret = ct_real_ioctl(fd, req, arg);
+	err = errno; /* on success errno is whatever the program had: keep it */
+
+	struct cutrace_exit xe = { s, ret, ret < 0 ? err : 0, 0 };
+	x->seq = s + n1;
+	x->t_ns = ct_now_ns();
+	x->size = sx;
+	x->type = CT_REC_EXIT;
+	x->call = CT_CALL_ioctl;
+	x->tid = tid;
+	x->flags = 0;
+	__builtin_memcpy(x + 1, &xe, sizeof xe);
+	q = put_bytes((unsigned char *)(x + 1) + sizeof xe, CT_FLD_BLOCK, blk, size);
+	if (pay) {
+		q = put_u32(q, CT_FLD_PAYLOAD_SIZE, ps);
+		if (pay_len && pages_known(pay, pay_len)) {
+			put_bytes(q, CT_FLD_PAYLOAD, pay, pay_len);
+		} else {
+			/* the careful copy shrinks the field (and flags the record)
+			 * when the memory cannot be read */
+			struct ct_w w = { .s = { .rec = x }, .p = q, .end = (unsigned char *)x + sx };
+			copy_field_slow(&w, CT_FLD_PAYLOAD, pay, pay_len, 0, NULL);
+		}
+	}
+	ct_ring_commit_at(r, p + n1, s + n1, CT_TAG_PAD, ct_tls_run.ctr);
+	errno = err;
+	return ret;
+}
+
 int ct_ioctl_slow(int fd, uint32_t node, unsigned long req, void *arg) CT_HIDDEN;
 int ct_ioctl_slow(int fd, uint32_t node, unsigned long req, void *arg)
 {
@@ -271,6 +403,24 @@ int ct_ioctl_slow(int fd, uint32_t node, unsigned long req, void *arg)
 		if (!node)
 			return ct_real_ioctl(fd, req, arg);
 		kind = node >> 16;
+	}
+	if (likely(!ct_inj_active) &&
+	    likely(__atomic_load_n(&ct_trace_state, __ATOMIC_ACQUIRE) == TS_ACTIVE)) {
+		uint32_t size, nr = (uint32_t)(req & 0xff);
+		bool ctl = false, plain = true;
+		if (kind == CT_NODE_UVM || kind == CT_NODE_UVM_TOOLS) {
+			size = uvm_size((uint32_t)req);
+		} else {
+			size = (uint32_t)((req >> 16) & 0x3fff);
+			if (nr == NR_RM_CONTROL && size >= 32)
+				ctl = true;
+			else if (nr == NR_CARD_INFO || (nr == NR_RM_ALLOC && size >= 32) ||
+				 (nr == NR_XFER && size == 16))
+				plain = false;
+		}
+		if (plain && size && size <= CAP_BLOCK && pages_known(blk, size) &&
+		    (!ctl || rd32(blk + 8) != CMD_GET_BUILD_VERSION))
+			return ioctl_fast(fd, node, req, arg, size, ctl);
 	}
 	make_plan(node, req, &p);
 	if (unlikely(ct_inj_active)) {

@@ -12,6 +12,10 @@
 #include <string.h>
 
 #define SLOT CUTRACE_SLOT_SIZE
+#define unlikely_(x) __builtin_expect(!!(x), 0)
+
+static uint64_t ring_gen; /* attach counter: each attached ring gets a new gen */
+static uint32_t next_ctr; /* the commit counter the next new writer gets */
 
 static uint64_t align_up(uint64_t v, uint64_t a)
 {
@@ -41,6 +45,9 @@ int ct_ring_layout(struct cutrace_header *h, uint64_t file_size, uint64_t ctx_ca
 	h->init_slots = nslots / 4;
 	h->ring_slots = nslots - h->init_slots;
 	h->head = 0;
+	h->counters_off = CUTRACE_COUNTERS_OFF;
+	h->counters_n = CUTRACE_COUNTERS_N;
+	h->counter_stride = CUTRACE_COUNTER_STRIDE;
 	return 0;
 }
 
@@ -53,40 +60,34 @@ void ct_ring_attach(struct ct_ring *r, void *map)
 	r->slots = base + r->hdr->slots_off;
 	r->init_slots = r->hdr->init_slots;
 	r->ring_slots = r->hdr->ring_slots;
+	r->gen = __atomic_add_fetch(&ring_gen, 1, __ATOMIC_RELAXED);
+	r->counters = NULL;
+	r->counters_n = 0;
+	if (r->hdr->counters_n &&
+	    r->hdr->counter_stride == CUTRACE_COUNTER_STRIDE &&
+	    r->hdr->counters_off >= sizeof(struct cutrace_header) &&
+	    r->hdr->counters_off + (uint64_t)r->hdr->counters_n * CUTRACE_COUNTER_STRIDE <=
+		    CUTRACE_HEADER_AREA) {
+		r->counters = base + r->hdr->counters_off;
+		r->counters_n = r->hdr->counters_n;
+	}
 }
 
-/* Claim physical slot p for monotonic head s with the given tag kind. */
-static void claim(struct ct_ring *r, uint64_t p, uint64_t s, unsigned kind)
+/* Pad monotonic slot s (physical p): a reservation given up at a boundary. */
+static void pad_slot(struct ct_ring *r, uint64_t p, uint64_t s)
 {
-	uint64_t tag = CT_TAG_MAKE(s, kind);
-
-	if (p < r->init_slots) {
-		/* the init area is written once: no previous owner to account for */
-		__atomic_store_n(&r->tags[p], tag, __ATOMIC_RELAXED);
-		return;
-	}
-	uint64_t old = __atomic_exchange_n(&r->tags[p], tag, __ATOMIC_RELAXED);
-	unsigned ok = CT_TAG_KIND(old);
-	if (ok == CT_TAG_HEAD || ok == CT_TAG_BUSY)
-		__atomic_fetch_add(&r->hdr->dropped, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->tags[p], CT_TAG_MAKE(s, CT_TAG_PAD), __ATOMIC_RELAXED);
 }
 
-int ct_ring_reserve(struct ct_ring *r, uint32_t size, struct ct_slot *out)
+/*
+ * Reserve n consecutive slots from the shared head, padding (and retrying)
+ * a reservation that would straddle the end of the init area or of the ring;
+ * two retries always suffice, the bound is defensive.  The caller tags the
+ * slots.
+ */
+static int reserve_slots(struct ct_ring *r, uint64_t n, uint64_t *s_out, uint64_t *p_out)
 {
-	uint64_t n = (size + SLOT - 1) / SLOT;
-	int attempt;
-
-	if (size < sizeof(struct cutrace_record) || size > CUTRACE_MAX_RECORD ||
-	    n > r->ring_slots) {
-		__atomic_fetch_add(&r->hdr->lost, 1, __ATOMIC_RELAXED);
-		return -1;
-	}
-	/*
-	 * A reservation that straddles the end of the init area or of the ring
-	 * is padded and retried; two retries always suffice (after a straddle
-	 * the next reservation starts at a boundary), the bound is defensive.
-	 */
-	for (attempt = 0; attempt < 4; attempt++) {
+	for (int attempt = 0; attempt < 4; attempt++) {
 		uint64_t s = __atomic_fetch_add(&r->hdr->head, n, __ATOMIC_RELAXED);
 		uint64_t p, i;
 		int straddle;
@@ -101,44 +102,196 @@ int ct_ring_reserve(struct ct_ring *r, uint32_t size, struct ct_slot *out)
 		}
 		if (straddle) {
 			for (i = 0; i < n; i++)
-				claim(r, ct_ring_phys(r, s + i), s + i, CT_TAG_PAD);
+				pad_slot(r, ct_ring_phys(r, s + i), s + i);
 			continue;
 		}
-		if (p < r->init_slots) {
-			/* the init area is written once: plain stores */
-			for (i = 1; i < n; i++)
-				__atomic_store_n(&r->tags[p + i], CT_TAG_MAKE(s, CT_TAG_CONT), __ATOMIC_RELAXED);
-			__atomic_store_n(&r->tags[p], CT_TAG_MAKE(s, CT_TAG_BUSY), __ATOMIC_RELAXED);
-		} else {
-			/* ring: read the previous owner, then store (no locked
-			 * exchange: two writers meet on a slot only if the ring wraps
-			 * during one record, where a drop may be miscounted by one) */
-			uint64_t drops = 0, cont = CT_TAG_MAKE(s, CT_TAG_CONT), *t = &r->tags[p];
-			/* kind BUSY (1) or HEAD (2): (kind - 1) mod 256 < 2 */
-			for (i = n - 1; i > 0; i--) {
-				drops += (uint8_t)(__atomic_load_n(&t[i], __ATOMIC_RELAXED) - 1) < 2;
-				__atomic_store_n(&t[i], cont, __ATOMIC_RELAXED);
-			}
-			drops += (uint8_t)(__atomic_load_n(t, __ATOMIC_RELAXED) - 1) < 2;
-			__atomic_store_n(t, CT_TAG_MAKE(s, CT_TAG_BUSY), __ATOMIC_RELAXED);
-			if (drops)
-				__atomic_fetch_add(&r->hdr->dropped, drops, __ATOMIC_RELAXED);
-		}
-
-		out->rec = (struct cutrace_record *)(void *)(r->slots + p * SLOT);
-		out->seq = s;
-		out->phys = p;
-		out->size = size;
-		out->rec->seq = s;
-		out->rec->size = size;
+		*s_out = s;
+		*p_out = p;
 		return 0;
 	}
 	__atomic_fetch_add(&r->hdr->lost, 1, __ATOMIC_RELAXED);
 	return -1;
 }
 
+static inline void fill_slot(struct ct_ring *r, uint64_t s, uint64_t p, uint32_t size, unsigned held,
+			     struct ct_slot *out)
+{
+	struct cutrace_record *rec = (struct cutrace_record *)(void *)(r->slots + p * SLOT);
+
+	out->rec = rec;
+	out->seq = s;
+	out->phys = p;
+	out->size = size;
+	out->held = held;
+	out->ctr = 0;
+	rec->seq = s;
+	rec->size = size;
+}
+
+int ct_ring_reserve(struct ct_ring *r, uint32_t size, struct ct_slot *out)
+{
+	uint64_t n = (size + SLOT - 1) / SLOT, s, p;
+
+	if (size < sizeof(struct cutrace_record) || size > CUTRACE_MAX_RECORD || n > r->ring_slots) {
+		__atomic_fetch_add(&r->hdr->lost, 1, __ATOMIC_RELAXED);
+		return -1;
+	}
+	if (reserve_slots(r, n, &s, &p) < 0)
+		return -1;
+	ct_ring_tag(r, s, p, n, CT_TAG_BUSY);
+	fill_slot(r, s, p, size, CT_TAG_BUSY, out);
+	return 0;
+}
+
 void ct_ring_commit(struct ct_ring *r, const struct ct_slot *s)
 {
-	__atomic_store_n(&r->tags[s->phys], CT_TAG_MAKE(s->seq, CT_TAG_HEAD),
-			 __ATOMIC_RELEASE);
+	ct_ring_commit_at(r, s->phys, s->seq, s->held ? s->held : CT_TAG_BUSY, s->ctr);
 }
+
+/*
+ * Take a new run of CT_CHUNK_SLOTS slots for writer c.  Nothing is written:
+ * the records carved out of the run tag their own slots, and slots the run
+ * never uses keep older tags, which readers skip as stale.  A run never
+ * straddles the end of the init area or of the ring: the part of the
+ * reservation past such an end is padded and the run is shorter.
+ */
+static void take_run(struct ct_ring *r, struct ct_chunk *c)
+{
+	uint64_t want = CT_CHUNK_SLOTS, s, start, end, init = r->init_slots;
+
+	s = __atomic_fetch_add(&r->hdr->head, want, __ATOMIC_RELAXED);
+	start = s;
+	end = s + want;
+	if (s < init) {
+		if (end > init) {
+			/* the init part is padding, the run is the ring part */
+			for (uint64_t i = s; i < init; i++)
+				pad_slot(r, i, i);
+			start = init;
+		}
+	} else {
+		uint64_t off = (s - init) % r->ring_slots;
+		if (off + want > r->ring_slots) {
+			/* past the end of the ring: what lies at its start is padding */
+			end = s + (r->ring_slots - off);
+			for (uint64_t i = end; i < s + want; i++)
+				pad_slot(r, ct_ring_phys(r, i), i);
+		}
+	}
+	c->next = start;
+	c->end = end;
+	c->delta = ct_ring_phys(r, start) - start;
+}
+
+/* slot s of a run in the ring is still in the newer half of the ring: a run
+ * is given up before the ring comes round to it, so that a record begun in
+ * it would need half a lap of other writers' records to be overtaken (a
+ * record from the shared head needs a whole lap) */
+static inline int run_fresh(const struct ct_ring *r, uint64_t s)
+{
+	uint64_t head = __atomic_load_n(&r->hdr->head, __ATOMIC_RELAXED);
+
+	return s < r->init_slots || head + r->ring_slots / 2 <= s + r->ring_slots;
+}
+
+static int claim_locked(struct ct_ring *r, struct ct_chunk *c, uint64_t n, uint64_t *s_out, uint64_t *p_out);
+
+int ct_ring_claim(struct ct_ring *r, struct ct_chunk *c, uint64_t n, uint64_t *s_out, uint64_t *p_out)
+{
+	int ret;
+
+	if (c->busy) {
+		/* a signal handler interrupted this writer inside a claim: the
+		 * run is in flux, the shared head is always safe */
+		if (unlikely_(n == 0 || n > r->ring_slots)) {
+			__atomic_fetch_add(&r->hdr->lost, 1, __ATOMIC_RELAXED);
+			return -1;
+		}
+		return reserve_slots(r, n, s_out, p_out);
+	}
+	c->busy = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	ret = claim_locked(r, c, n, s_out, p_out);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	c->busy = 0;
+	return ret;
+}
+
+/* ct_ring_claim with c->busy set */
+static int claim_locked(struct ct_ring *r, struct ct_chunk *c, uint64_t n, uint64_t *s_out, uint64_t *p_out)
+{
+	uint64_t s;
+
+	if (unlikely_(c->gen != r->gen)) {
+		/* a new ring (a new trace file, a forked child): start over */
+		c->gen = r->gen;
+		c->next = c->end = c->delta = 0;
+		c->records = 0;
+		/* counters handed out in turn: the first counters_n writers
+		 * each have their own cache line */
+		c->ctr = r->counters_n ? __atomic_fetch_add(&next_ctr, 1, __ATOMIC_RELAXED) % r->counters_n : 0;
+	}
+	if (unlikely_(n == 0 || n > r->ring_slots)) {
+		__atomic_fetch_add(&r->hdr->lost, 1, __ATOMIC_RELAXED);
+		return -1;
+	}
+	if (c->records < CT_CHUNK_AFTER || n > CT_CHUNK_SLOTS / 4 || r->ring_slots < 8 * CT_CHUNK_SLOTS) {
+		if (c->records < CT_CHUNK_AFTER)
+			c->records++;
+		/* give any run up: the writer's next records must come after
+		 * this one in seq order too (an exit's seq is above its enter's) */
+		c->next = c->end;
+		return reserve_slots(r, n, s_out, p_out);
+	}
+	s = c->next;
+	if (unlikely_(s + n > c->end || !run_fresh(r, s))) {
+		take_run(r, c);
+		s = c->next;
+		if (s + n > c->end) { /* a short run at the end of the ring */
+			c->next = c->end;
+			return reserve_slots(r, n, s_out, p_out);
+		}
+	}
+	c->next = s + n;
+	*s_out = s;
+	*p_out = s + c->delta;
+	return 0;
+}
+
+int ct_ring_reserve_local(struct ct_ring *r, struct ct_chunk *c, uint32_t size, struct ct_slot *out)
+{
+	uint64_t n = (size + SLOT - 1) / SLOT, s, p;
+
+	if (unlikely_(size < sizeof(struct cutrace_record) || size > CUTRACE_MAX_RECORD)) {
+		__atomic_fetch_add(&r->hdr->lost, 1, __ATOMIC_RELAXED);
+		return -1;
+	}
+	if (ct_ring_claim(r, c, n, &s, &p) < 0)
+		return -1;
+	ct_ring_tag(r, s, p, n, CT_TAG_BUSY);
+	fill_slot(r, s, p, size, CT_TAG_BUSY, out);
+	out->ctr = c->ctr;
+	return 0;
+}
+
+int ct_ring_reserve_pair(struct ct_ring *r, struct ct_chunk *c, uint32_t size1, uint32_t size2,
+			 struct ct_slot *first, struct ct_slot *second)
+{
+	uint64_t n1 = (size1 + SLOT - 1) / SLOT, n2 = (size2 + SLOT - 1) / SLOT, s, p;
+
+	if (unlikely_(size1 < sizeof(struct cutrace_record) || size1 > CUTRACE_MAX_RECORD ||
+		      size2 < sizeof(struct cutrace_record) || size2 > CUTRACE_MAX_RECORD)) {
+		__atomic_fetch_add(&r->hdr->lost, 1, __ATOMIC_RELAXED);
+		return -1;
+	}
+	if (ct_ring_claim(r, c, n1 + n2, &s, &p) < 0)
+		return -1;
+	ct_ring_tag(r, s, p, n1, CT_TAG_BUSY);
+	/* the second record is padding until it is committed */
+	ct_ring_tag(r, s + n1, p + n1, n2, CT_TAG_PAD);
+	fill_slot(r, s, p, size1, CT_TAG_BUSY, first);
+	fill_slot(r, s + n1, p + n1, size2, CT_TAG_PAD, second);
+	first->ctr = second->ctr = c->ctr;
+	return 0;
+}
+

@@ -16,7 +16,29 @@ struct ct_ring {
 	unsigned char *slots;
 	uint64_t init_slots;
 	uint64_t ring_slots;
+	uint64_t gen;       /* changes on every attach: stale ct_chunks notice */
+	unsigned char *counters; /* commit counter 0 (format.h, "Counting"), or NULL */
+	uint32_t counters_n;
 };
+
+/*
+ * A run of slots one writer (a thread) reserved for itself with a single
+ * fetch-add, and carves its records out of without touching header.head or
+ * any tag another writer stores to (format.h, "Runs").  Zero-initialised
+ * state is valid: the first reservation takes a run when the writer is hot.
+ */
+struct ct_chunk {
+	uint64_t gen;       /* ct_ring.gen of the ring the run belongs to */
+	uint64_t next;      /* next free monotonic slot of the run */
+	uint64_t end;       /* end of the run (monotonic, exclusive) */
+	uint64_t delta;     /* physical slot = monotonic slot + delta (mod 2^64) */
+	uint32_t records;   /* records this writer reserved in this ring */
+	uint32_t ctr;       /* this writer's commit counter */
+	volatile uint32_t busy; /* inside a claim: a signal handler that records
+				 * meanwhile uses the shared head */
+};
+#define CT_CHUNK_SLOTS  64u  /* slots per run (4 KiB of records) */
+#define CT_CHUNK_AFTER  16u  /* a writer takes runs from its 17th record on */
 
 /* A reserved record: write up to `size` bytes at `rec`, then commit. */
 struct ct_slot {
@@ -24,6 +46,8 @@ struct ct_slot {
 	uint64_t seq;
 	uint64_t phys;
 	uint32_t size;
+	uint32_t held;      /* head tag kind until the commit: BUSY or PAD */
+	uint32_t ctr;       /* commit counter of the writer */
 };
 
 /*
@@ -43,7 +67,97 @@ void ct_ring_attach(struct ct_ring *r, void *map);
  * record cannot fit.
  */
 int ct_ring_reserve(struct ct_ring *r, uint32_t size, struct ct_slot *out);
+
+/*
+ * The same through the writer's run c: a record of a writer that has written
+ * more than CT_CHUNK_AFTER records comes out of its own run of
+ * CT_CHUNK_SLOTS slots; records of quiet writers, and records larger than a
+ * run, are reserved one by one as above.  Records of different writers are
+ * then in seq order only within a run: readers order by time.
+ */
+int ct_ring_reserve_local(struct ct_ring *r, struct ct_chunk *c, uint32_t size, struct ct_slot *out);
+
+/*
+ * Two records in consecutive slots with one reservation: the first is
+ * reserved as usual, the second (typically the exit of the call the first
+ * enters) stays padding to readers until ct_ring_commit(second).  A second
+ * record never committed, because the process died first, is invisible.
+ */
+int ct_ring_reserve_pair(struct ct_ring *r, struct ct_chunk *c, uint32_t size1, uint32_t size2,
+			 struct ct_slot *first, struct ct_slot *second);
+
+/* n consecutive slots, through c (a run or the shared head); no tags set */
+int ct_ring_claim(struct ct_ring *r, struct ct_chunk *c, uint64_t n, uint64_t *s, uint64_t *p);
+
+/* The common case of ct_ring_claim inline: the writer's run has room and the
+ * ring has not come round to it. */
+static inline int ct_ring_claim_fast(struct ct_ring *r, struct ct_chunk *c, uint64_t n, uint64_t *s,
+				     uint64_t *p)
+{
+	uint64_t x;
+
+	if (__builtin_expect(c->busy, 0))
+		return ct_ring_claim(r, c, n, s, p);
+	c->busy = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	x = c->next;
+	if (__builtin_expect(c->gen == r->gen && x + n <= c->end &&
+			     (x < r->init_slots ||
+			      __atomic_load_n(&r->hdr->head, __ATOMIC_RELAXED) + r->ring_slots / 2 <=
+				      x + r->ring_slots), 1)) {
+		c->next = x + n;
+		*s = x;
+		*p = x + c->delta;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		c->busy = 0;
+		return 0;
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	c->busy = 0;
+	return ct_ring_claim(r, c, n, s, p);
+}
+
+/* tag slots [p, p + n) for a record with head slot s: continuation slots
+ * CONT, the head `head_kind` (BUSY while written, PAD while held back) */
+static inline void ct_ring_tag(struct ct_ring *r, uint64_t s, uint64_t p, uint64_t n, unsigned head_kind)
+{
+	uint64_t *t = r->tags + p, cont = CT_TAG_MAKE(s, CT_TAG_CONT), i = 1;
+
+	for (; i + 1 < n; i += 2) {
+		__atomic_store_n(&t[i], cont, __ATOMIC_RELAXED);
+		__atomic_store_n(&t[i + 1], cont, __ATOMIC_RELAXED);
+	}
+	if (i < n)
+		__atomic_store_n(&t[i], cont, __ATOMIC_RELAXED);
+	__atomic_store_n(t, CT_TAG_MAKE(s, head_kind), __ATOMIC_RELAXED);
+}
 void ct_ring_commit(struct ct_ring *r, const struct ct_slot *s);
+
+/*
+ * Commit the record at physical slot p, head slot s, reserved with head tag
+ * kind `held` (BUSY, or PAD for the second of a pair), for the writer with
+ * commit counter ctr.  A writer stalled for a lap of the ring (descheduled
+ * in a hook, a signal handler) finds its head slot owned by a newer record:
+ * it must not destroy that one, so the commit only happens while the tag is
+ * still its own, and otherwise counts its record as dropped.  A record
+ * committed in the ring counts in the writer's counter (format.h,
+ * "Counting"): the counter is added before the commit store, so a reader
+ * never finds more records than counted.
+ */
+static inline void ct_ring_commit_at(struct ct_ring *r, uint64_t p, uint64_t s, unsigned held,
+				     uint32_t ctr)
+{
+	uint64_t *t = &r->tags[p];
+
+	if (__builtin_expect(__atomic_load_n(t, __ATOMIC_RELAXED) != CT_TAG_MAKE(s, held), 0)) {
+		__atomic_fetch_add(&r->hdr->dropped, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	if (p >= r->init_slots && r->counters)
+		__atomic_fetch_add((uint64_t *)(void *)(r->counters + (size_t)ctr * CUTRACE_COUNTER_STRIDE),
+				   1, __ATOMIC_RELAXED);
+	__atomic_store_n(t, CT_TAG_MAKE(s, CT_TAG_HEAD), __ATOMIC_RELEASE);
+}
 
 /* Physical slot index of monotonic slot s. */
 static inline uint64_t ct_ring_phys(const struct ct_ring *r, uint64_t s)
@@ -51,6 +165,24 @@ static inline uint64_t ct_ring_phys(const struct ct_ring *r, uint64_t s)
 	if (s < r->init_slots)
 		return s;
 	return r->init_slots + (s - r->init_slots) % r->ring_slots;
+}
+
+/* The slots of a pair (ct_ring_reserve_pair) of n1 and n2 slots, inline for
+ * the recording fast path: claimed and tagged; the caller fills both record
+ * headers (seq, size included) and commits each with ct_ring_commit_at. */
+static inline int ct_ring_pair_fast(struct ct_ring *r, struct ct_chunk *c, uint64_t n1, uint64_t n2,
+				    uint64_t *s, uint64_t *p)
+{
+	if (ct_ring_claim_fast(r, c, n1 + n2, s, p) < 0)
+		return -1;
+	ct_ring_tag(r, *s, *p, n1, CT_TAG_BUSY);
+	ct_ring_tag(r, *s + n1, *p + n1, n2, CT_TAG_PAD); /* held back until committed */
+	return 0;
+}
+
+static inline struct cutrace_record *ct_ring_rec(const struct ct_ring *r, uint64_t p)
+{
+	return (struct cutrace_record *)(void *)(r->slots + p * CUTRACE_SLOT_SIZE);
 }
 
 /*

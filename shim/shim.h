@@ -88,6 +88,14 @@ static inline void ct_ensure_init(void)
 		ct_init();
 }
 
+/* the trace file of this process: TS_* state, its ring, this thread's run
+ * of slots and cached tid (trace.c; read inline by the recording fast path) */
+enum { TS_NONE, TS_CREATING, TS_ACTIVE, TS_FAILED };
+extern int ct_trace_state CT_HIDDEN;
+extern struct ct_ring ct_ring_main CT_HIDDEN;
+extern CT_TLS struct ct_chunk ct_tls_run CT_HIDDEN;
+extern CT_TLS pid_t ct_tls_tid CT_HIDDEN;
+
 /* per-thread guard: >0 while the shim itself is working */
 extern CT_TLS int ct_busy CT_HIDDEN;
 pid_t ct_tid(void) CT_HIDDEN;

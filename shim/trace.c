@@ -38,18 +38,17 @@ struct ct_config ct_cfg;
 volatile int ct_ready;
 uint32_t ct_drv_code;
 CT_TLS int ct_busy;
-static CT_TLS pid_t tls_tid;
+CT_TLS pid_t ct_tls_tid;
+CT_TLS struct ct_chunk ct_tls_run; /* this thread's run of slots (ring.h) */
 
 #define CT_DEFAULT_SIZE (16u << 20)
 #define CT_MIN_SIZE     (256u << 10)
 #define CT_MAX_SIZE     (1u << 30)
 #define CT_CTX_CAP      (28u << 10)
 
-/* trace states */
-enum { TS_NONE, TS_CREATING, TS_ACTIVE, TS_FAILED };
-static int trace_state;
+int ct_trace_state; /* TS_* (shim.h) */
 static pid_t creator_tid;
-static struct ct_ring ring;
+struct ct_ring ct_ring_main;
 static void *trace_map;
 static size_t trace_len;
 static pid_t ct_pid;
@@ -58,9 +57,9 @@ static int is_fork_child;
 
 pid_t ct_tid(void)
 {
-	if (unlikely(!tls_tid))
-		tls_tid = ct_sys_gettid();
-	return tls_tid;
+	if (unlikely(!ct_tls_tid))
+		ct_tls_tid = ct_sys_gettid();
+	return ct_tls_tid;
 }
 
 uint64_t ct_now_ns(void)
@@ -222,9 +221,9 @@ __attribute__((constructor(101))) static void ct_constructor(void)
 
 static void on_exit_handler(void)
 {
-	struct cutrace_header *h = ring.hdr;
+	struct cutrace_header *h = ct_ring_main.hdr;
 
-	if (h && __atomic_load_n(&trace_state, __ATOMIC_ACQUIRE) == TS_ACTIVE &&
+	if (h && __atomic_load_n(&ct_trace_state, __ATOMIC_ACQUIRE) == TS_ACTIVE &&
 	    ct_pid == getpid())
 		__atomic_fetch_or(&h->flags, CT_HF_EXITED, __ATOMIC_RELEASE);
 }
@@ -238,20 +237,20 @@ static void atfork_child(void)
 	if (trace_map)
 		munmap(trace_map, trace_len);
 	trace_map = NULL;
-	memset(&ring, 0, sizeof ring);
-	tls_tid = 0;
+	memset(&ct_ring_main, 0, sizeof ct_ring_main);
+	ct_tls_tid = 0;
 	ct_pid = getpid();
 	start_mono = ct_now_ns();
 	start_real = real_ns();
 	is_fork_child = 1;
-	__atomic_store_n(&trace_state, TS_NONE, __ATOMIC_RELEASE);
+	__atomic_store_n(&ct_trace_state, TS_NONE, __ATOMIC_RELEASE);
 	ct_inject_after_fork();
 }
 
 void ct_mark_degraded(const char *why)
 {
-	if (ring.hdr)
-		__atomic_fetch_or(&ring.hdr->flags, CT_HF_DEGRADED, __ATOMIC_RELAXED);
+	if (ct_ring_main.hdr)
+		__atomic_fetch_or(&ct_ring_main.hdr->flags, CT_HF_DEGRADED, __ATOMIC_RELAXED);
 	ct_log(1, "degraded: %s", why);
 }
 
@@ -544,7 +543,7 @@ static int create_trace(void)
 	if (ct_inj_bad)
 		h->flags |= CT_HF_INJECT_BAD;
 	fill_context(h);
-	ct_ring_attach(&ring, trace_map);
+	ct_ring_attach(&ct_ring_main, trace_map);
 	/* the magic last: a reader never sees a half-initialised header as valid */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	memcpy(h->magic, CUTRACE_MAGIC, 8);
@@ -562,7 +561,7 @@ fail:
 /* Returns true when the trace is active, creating it on first use. */
 static bool trace_get(void)
 {
-	int st = __atomic_load_n(&trace_state, __ATOMIC_ACQUIRE);
+	int st = __atomic_load_n(&ct_trace_state, __ATOMIC_ACQUIRE);
 
 	if (likely(st == TS_ACTIVE))
 		return true;
@@ -570,7 +569,7 @@ static bool trace_get(void)
 		return false;
 	if (st == TS_NONE) {
 		int expected = TS_NONE;
-		if (__atomic_compare_exchange_n(&trace_state, &expected, TS_CREATING, false,
+		if (__atomic_compare_exchange_n(&ct_trace_state, &expected, TS_CREATING, false,
 						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 			int saved = errno;
 			creator_tid = ct_tid();
@@ -578,7 +577,7 @@ static bool trace_get(void)
 			int r = create_trace();
 			ct_busy--;
 			errno = saved;
-			__atomic_store_n(&trace_state, r == 0 ? TS_ACTIVE : TS_FAILED,
+			__atomic_store_n(&ct_trace_state, r == 0 ? TS_ACTIVE : TS_FAILED,
 					 __ATOMIC_RELEASE);
 			return r == 0;
 		}
@@ -588,7 +587,7 @@ static bool trace_get(void)
 	if (creator_tid == ct_tid())
 		return false;
 	for (int i = 0; i < 2000; i++) {
-		st = __atomic_load_n(&trace_state, __ATOMIC_ACQUIRE);
+		st = __atomic_load_n(&ct_trace_state, __ATOMIC_ACQUIRE);
 		if (st != TS_CREATING)
 			return st == TS_ACTIVE;
 		sched_yield();
@@ -599,7 +598,7 @@ static bool trace_get(void)
 bool ct_tracing(void)
 {
 	return !ct_cfg.disabled && ct_ready &&
-	       __atomic_load_n(&trace_state, __ATOMIC_RELAXED) != TS_FAILED;
+	       __atomic_load_n(&ct_trace_state, __ATOMIC_RELAXED) != TS_FAILED;
 }
 
 /* ---- record writer ----------------------------------------------------------- */
@@ -612,7 +611,7 @@ bool ct_w_begin(struct ct_w *w, unsigned type, unsigned call, uint32_t payload, 
 		size += sizeof(struct cutrace_exit);
 	if (!trace_get())
 		return false;
-	if (ct_ring_reserve(&ring, size, &w->s) < 0)
+	if (ct_ring_reserve_local(&ct_ring_main, &ct_tls_run, size, &w->s) < 0)
 		return false;
 	struct cutrace_record *r = w->s.rec;
 	r->t_ns = ct_now_ns();
@@ -684,7 +683,7 @@ void ct_w_commit(struct ct_w *w)
 		struct cutrace_field f = { CT_FLD_FILLER, (uint16_t)(left - sizeof f) };
 		memcpy(w->p, &f, sizeof f);
 	}
-	ct_ring_commit(&ring, &w->s);
+	ct_ring_commit(&ct_ring_main, &w->s);
 	w->p = NULL;
 }
 

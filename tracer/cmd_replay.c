@@ -176,9 +176,14 @@ int ct_replay_rules(const char *path, const struct ct_verdict *v, char *rules, s
 		const char *en = ct_errno_name(f->err);
 		snprintf(rules, len, "open:path=%s:error=%s", f->path, en ? en : "EIO");
 	} else if (f->call == CT_CALL_dlopen || f->call == CT_CALL_dlmopen) {
-		const char *base = strrchr(f->libname, '/');
+		const char *base = strrchr(f->libname, '/'), *so;
 		base = base ? base + 1 : f->libname;
-		snprintf(rules, len, "dlopen:lib=%s:error=%s", base,
+		/* a library that is not there is missing under every name the
+		 * program may try next (cutrace-probe, like libcudart, falls back
+		 * from libcuda.so.1 to libcuda.so): libX.so.1 becomes libX.so* */
+		so = strstr(base, ".so");
+		snprintf(rules, len, "dlopen:lib=%.*s%s:error=%s", so ? (int)(so - base) + 3 : (int)strlen(base), base,
+			 so ? "*" : "",
 			 strstr(f->dlerror, "ELFCLASS32") ? "ELFCLASS32" : strstr(f->dlerror, "ELFCLASS64") ? "ELFCLASS64"
 			 : strstr(f->dlerror, "Permission denied") ? "EACCES" : "ENOENT");
 	} else if (f->is_ioctl) {
@@ -194,7 +199,7 @@ int ct_replay_rules(const char *path, const struct ct_verdict *v, char *rules, s
 			/* recreate "client != kernel" here: answer with the recorded
 			 * kernel version, unless that is this machine's own kernel
 			 * module, then with the recorded client's version */
-			char local[64] = "";
+			char local[64] = "", bumped[40];
 			const char *ver = f->nv.handshake.kernel;
 			FILE *mv = fopen("/sys/module/nvidia/version", "r");
 			if (mv) {
@@ -205,8 +210,22 @@ int ct_replay_rules(const char *path, const struct ct_verdict *v, char *rules, s
 			if (local[0] && !strcmp(local, ver)) {
 				const char *client = f->nv.handshake.client[0] ? f->nv.handshake.client
 						     : v->contract.libcuda_version;
-				if (client[0])
+				unsigned cj, cn, kj, kn, kp;
+				if (client[0] && sscanf(client, "%u.%u", &cj, &cn) == 2 &&
+				    sscanf(local, "%u.%u.%u", &kj, &kn, &kp) == 3 &&
+				    (cj < kj || (cj == kj && cn < kn))) {
+					/* the recorded client was older than its kernel.
+					 * Measured with libcuda 580.159.04 (tests/fixtures/
+					 * h200-580/README.md): a kernel that reports an older
+					 * version, or a
+					 * newer patch level, is accepted; a newer minor or
+					 * major gives 803.  So the kernel here reports a minor
+					 * one above its own */
+					snprintf(bumped, sizeof bumped, "%u.%u.%02u", kj, kn + 1, kp);
+					ver = bumped;
+				} else if (client[0]) {
 					ver = client;
+				}
 			}
 			snprintf(rules, len, "ioctl:%s:version=%s", f->nv.handshake.source == CT_NV_HS_CHECK_VERSION_STR
 				 ? "nr=NV_ESC_CHECK_VERSION_STR" : "cmd=0x101", ver);

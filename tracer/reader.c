@@ -32,12 +32,20 @@
 #define SLOT CUTRACE_SLOT_SIZE
 /* pending calls waiting for their exit; beyond this the oldest is given up */
 #define CT_PAIR_WINDOW 65536u
+/* events held back to be delivered in time order (see order_push) */
+#define CT_ORDER_WINDOW 4096u
 /* give back mapped pages every this many bytes of consumed slots */
 #define CT_DROP_WINDOW (4u << 20)
+#define CT_DROP_LAG    (4u << 20)
 
 struct ct_pend {
 	struct ct_event ev;
 	bool done;               /* exit seen (or a note / orphan: complete at once) */
+};
+
+struct ct_okey {
+	uint64_t t, seq;
+	uint32_t idx;
 };
 
 struct ct_trace {
@@ -62,6 +70,12 @@ struct ct_trace {
 	uint64_t next_index;
 	ct_event_cb cb;
 	void *user;
+	/* time ordering: a heap of keys into a pool of held-back events */
+	struct ct_event *opool;
+	struct ct_okey *oheap;
+	uint32_t *ofree;
+	uint32_t ocount;
+	bool order_off;          /* no memory for the window: deliver in seq order */
 	/* MADV_DONTNEED bookkeeping: the current window of physical slots */
 	uint64_t drop_from, drop_next;
 };
@@ -640,14 +654,17 @@ static void drop_advance(struct ct_trace *t, uint64_t p)
 	if (p < t->drop_from || p > t->drop_next + CUTRACE_MAX_RECORD / SLOT) {
 		drop_pages(t, t->drop_from, t->drop_next);
 		t->drop_from = p;
-	} else if ((p - t->drop_from) * SLOT >= CT_DROP_WINDOW) {
-		drop_pages(t, t->drop_from, p);
-		t->drop_from = p;
+	} else if ((p - t->drop_from) * SLOT >= CT_DROP_WINDOW + CT_DROP_LAG) {
+		/* the last CT_DROP_LAG bytes stay: events held back for time
+		 * order are read a little behind the walk */
+		uint64_t keep = p - CT_DROP_LAG / SLOT;
+		drop_pages(t, t->drop_from, keep);
+		t->drop_from = keep;
 	}
 	t->drop_next = p + 1;
 }
 
-static int deliver(struct ct_trace *t, struct ct_event *ev)
+static int emit(struct ct_trace *t, struct ct_event *ev)
 {
 	ev->index = t->next_index++;
 	t->stats.events++;
@@ -656,6 +673,130 @@ static int deliver(struct ct_trace *t, struct ct_event *ev)
 	if (!ev->has_enter)
 		t->stats.orphan_exits++;
 	return t->cb(ev, t->user);
+}
+
+/*
+ * Time order.  Pairing yields events in seq order, which is time order for
+ * one thread, but writers that record a lot take runs of slots for
+ * themselves (format.h, "Runs"), so the runs of two busy threads hold
+ * interleaved stretches of time.  Events are held back in a window of
+ * CT_ORDER_WINDOW and delivered smallest (time, seq) first: exact whenever
+ * no event is displaced by more than the window, which covers 64 threads
+ * recording at once with full runs.  Memory stays bounded.
+ */
+static bool okey_less(const struct ct_okey *a, const struct ct_okey *b)
+{
+	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static void oheap_down(struct ct_trace *t, uint32_t i)
+{
+	struct ct_okey *h = t->oheap, k = h[i];
+	uint32_t n = t->ocount;
+
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && okey_less(&h[c + 1], &h[c]))
+			c++;
+		if (!okey_less(&h[c], &k))
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = k;
+}
+
+static void oheap_up(struct ct_trace *t, uint32_t i)
+{
+	struct ct_okey *h = t->oheap, k = h[i];
+
+	while (i > 0) {
+		uint32_t parent = (i - 1) / 2;
+		if (!okey_less(&k, &h[parent]))
+			break;
+		h[i] = h[parent];
+		i = parent;
+	}
+	h[i] = k;
+}
+
+/* deliver the earliest held-back event */
+static int order_pop(struct ct_trace *t)
+{
+	uint32_t idx = t->oheap[0].idx;
+	struct ct_event ev = t->opool[idx];
+
+	t->ofree[CT_ORDER_WINDOW - t->ocount] = idx;
+	t->oheap[0] = t->oheap[--t->ocount];
+	if (t->ocount)
+		oheap_down(t, 0);
+	return emit(t, &ev);
+}
+
+static bool order_alloc(struct ct_trace *t)
+{
+	t->opool = malloc(CT_ORDER_WINDOW * sizeof *t->opool);
+	t->oheap = malloc(CT_ORDER_WINDOW * sizeof *t->oheap);
+	t->ofree = malloc(CT_ORDER_WINDOW * sizeof *t->ofree);
+	if (!t->opool || !t->oheap || !t->ofree) {
+		free(t->opool);
+		free(t->oheap);
+		free(t->ofree);
+		t->opool = NULL;
+		t->oheap = NULL;
+		t->ofree = NULL;
+		return false;
+	}
+	for (uint32_t i = 0; i < CT_ORDER_WINDOW; i++)
+		t->ofree[i] = CT_ORDER_WINDOW - 1 - i; /* a stack: ofree[0..free) */
+	t->ocount = 0;
+	return true;
+}
+
+static void order_free(struct ct_trace *t)
+{
+	free(t->opool);
+	free(t->oheap);
+	free(t->ofree);
+	t->opool = NULL;
+	t->oheap = NULL;
+	t->ofree = NULL;
+	t->ocount = 0;
+}
+
+static int deliver(struct ct_trace *t, struct ct_event *ev)
+{
+	struct ct_okey k = { ev->t_ns, ev->seq, 0 };
+	int r;
+
+	if (!t->opool && (t->order_off || !order_alloc(t))) {
+		t->order_off = true;
+		return emit(t, ev);
+	}
+	if (t->ocount == CT_ORDER_WINDOW) {
+		/* full: an event earlier than everything held goes out at once */
+		if (okey_less(&k, &t->oheap[0]))
+			return emit(t, ev);
+		if ((r = order_pop(t)) != 0)
+			return r;
+	}
+	k.idx = t->ofree[CT_ORDER_WINDOW - 1 - t->ocount];
+	t->opool[k.idx] = *ev;
+	t->oheap[t->ocount] = k;
+	oheap_up(t, t->ocount++);
+	return 0;
+}
+
+static int order_flush(struct ct_trace *t)
+{
+	int r;
+
+	while (t->ocount)
+		if ((r = order_pop(t)) != 0)
+			return r;
+	return 0;
 }
 
 static struct ct_pend *q_at(struct ct_trace *t, uint32_t i)
@@ -850,6 +991,8 @@ static uint64_t read_slot(struct ct_trace *t, uint64_t s, uint64_t p, uint64_t a
 	}
 	if (h.type != CT_REC_ENTER && h.type != CT_REC_EXIT && h.type != CT_REC_NOTE) {
 		t->stats.records++; /* a record type from a newer minor version: skip it */
+		if (p >= t->hdr.init_slots)
+			t->stats.ring_records++;
 		return n;
 	}
 	fill_recv(&rv, rec, h.type, size);
@@ -858,6 +1001,8 @@ static uint64_t read_slot(struct ct_trace *t, uint64_t s, uint64_t p, uint64_t a
 		return n;
 	}
 	t->stats.records++;
+	if (p >= t->hdr.init_slots)
+		t->stats.ring_records++;
 	*r = on_record(t, &h, rec);
 	return n;
 }
@@ -876,6 +1021,31 @@ static int walk(struct ct_trace *t, uint64_t from, uint64_t to)
 			return r;
 	}
 	return 0;
+}
+
+/*
+ * Records the ring overwrote (format.h, "Counting"): 1.0 writers counted
+ * them in header.dropped; 1.1 writers count their commits outside the init
+ * area, and what the walk did not find of those was overwritten.  The
+ * counters are read live, after the walk: in a file still being written a
+ * record committed behind the walk counts as dropped.
+ */
+static uint64_t count_dropped(const struct ct_trace *t)
+{
+	const struct cutrace_header *h = &t->hdr;
+	uint64_t sum = 0, found = t->stats.ring_records + t->stats.overwritten;
+
+	if (!h->counters_n || h->counter_stride < 8 ||
+	    h->counters_off < sizeof *h || h->counters_off > CUTRACE_HEADER_AREA ||
+	    (uint64_t)h->counters_n * h->counter_stride > CUTRACE_HEADER_AREA - h->counters_off ||
+	    h->counters_off + (uint64_t)h->counters_n * h->counter_stride > t->len)
+		return h->dropped;
+	for (uint32_t i = 0; i < h->counters_n; i++) {
+		uint64_t v;
+		memcpy(&v, t->base + h->counters_off + (uint64_t)i * h->counter_stride, sizeof v);
+		sum += v;
+	}
+	return h->dropped + (sum > found ? sum - found : 0);
 }
 
 int ct_trace_events(struct ct_trace *t, ct_event_cb cb, void *user)
@@ -907,6 +1077,11 @@ int ct_trace_events(struct ct_trace *t, ct_event_cb cb, void *user)
 	}
 	if (!r)
 		r = q_flush(t, true); /* what is left never returned */
+	if (!r)
+		r = order_flush(t);
+	order_free(t);
+	t->stats.dropped = count_dropped(t);
+	t->order_off = false;
 	drop_pages(t, 0, t->nslots);
 	t->qcount = 0;
 	free(t->q);

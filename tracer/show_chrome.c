@@ -379,7 +379,6 @@ static int chrome_process_begin(struct ct_show_ctx *c, struct ct_trace *t)
 	ct_nv_devmap_init(&s->devmap, t);
 	s->cpid = claim_id(s, h->pid);
 	s->processes++;
-	s->dropped += h->dropped;
 	s->lost += h->lost;
 
 	prog_name(t, prog, sizeof prog);
@@ -717,7 +716,7 @@ static int chrome_process_end(struct ct_show_ctx *c, struct ct_trace *t, const s
 	struct chrome_state *s = cs(c);
 
 	(void)t;
-	(void)st;
+	s->dropped += st->dropped;
 	/* the trace is over: never-returned calls inside calls that did return
 	 * get their "E"; the outermost stay open ("Did not end") */
 	for (size_t i = 0; i < s->nthr; i++)

@@ -274,7 +274,7 @@ static int json_process_end(struct ct_show_ctx *c, struct ct_trace *t, const str
 	ct_json_obj_begin(j);
 	ct_json_kuint(j, "records", st->records);
 	ct_json_kuint(j, "events", st->events);
-	ct_json_kuint(j, "dropped", h->dropped);
+	ct_json_kuint(j, "dropped", st->dropped);
 	ct_json_kuint(j, "lost", h->lost);
 	ct_json_kuint(j, "torn", st->torn);
 	ct_json_kuint(j, "overwritten", st->overwritten);

@@ -186,7 +186,8 @@ static void put_flags(FILE *f, const struct cutrace_header *h)
 	FLAG(h->flags & CT_HF_INJECT, CT_C_YELLOW, "fault injection active");
 	FLAG(h->flags & CT_HF_INJECT_BAD, CT_C_YELLOW, "CUTRACE_INJECT malformed (ignored)");
 #undef FLAG
-	fprintf(f, "; %" PRIu64 " dropped by the ring, %" PRIu64 " lost (too big)", h->dropped, h->lost);
+	if (h->lost)
+		fprintf(f, "; %" PRIu64 " records lost (too big)", h->lost);
 }
 
 static int text_process_begin(struct ct_show_ctx *c, struct ct_trace *t)
@@ -354,6 +355,8 @@ static int text_process_end(struct ct_show_ctx *c, struct ct_trace *t, const str
 	if (st->torn || st->overwritten || st->bad || st->orphan_exits)
 		fprintf(f, "; %" PRIu64 " torn, %" PRIu64 " overwritten, %" PRIu64 " malformed, %" PRIu64
 			" exits without enter", st->torn, st->overwritten, st->bad, st->orphan_exits);
+	if (st->dropped)
+		fprintf(f, "; %" PRIu64 " older records overwritten by the ring", st->dropped);
 	fputc('\n', f);
 	if (c->verdict)
 		ct_verdict_text(f, c->verdict);

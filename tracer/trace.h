@@ -60,6 +60,9 @@ struct ct_trace_stats {
 	uint64_t events;         /* events delivered */
 	uint64_t unfinished;     /* events delivered without exit */
 	uint64_t orphan_exits;   /* exits whose enter was lost */
+	uint64_t dropped;        /* records the ring overwrote (format.h, "Counting");
+				    known once ct_trace_events has run */
+	uint64_t ring_records;   /* of the records read, those outside the init area */
 };
 
 /*

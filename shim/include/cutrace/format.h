@@ -1,5 +1,5 @@
 /*
- * cutrace trace file format, version 1.
+ * cutrace trace file format, version 1.1.
  *
  * This header is the only definition of the on-disk layout.  libcutrace.so
  * writes it, the cutrace CLI reads it; nothing else crosses between them.
@@ -34,8 +34,29 @@
  * a record when its head tag says HEAD, the record header's seq equals s and
  * every continuation slot still carries (s<<8)|CONT.  A head tag left at BUSY
  * is a record torn by a crash; continuation slots owned by a newer s mean the
- * record was overwritten by the ring.  A writer that overwrites a HEAD or
- * BUSY tag counts one dropped record in header.dropped.
+ * record was overwritten by the ring.  The commit only happens while the
+ * head tag is still the writer's own: a writer stalled for a lap of the ring
+ * (descheduled inside a hook, a signal handler) must not destroy the newer
+ * record that now owns the slot; it counts its own record in header.dropped
+ * instead.
+ *
+ * Runs (since 1.1).  A writer that records a lot (a busy thread) reserves a
+ * run of consecutive slots with one fetch-add and carves its records out of
+ * it, so that busy threads do not contend on header.head or share tag and
+ * slot cache lines.  Every record still has seq = the monotonic index of its
+ * head slot, but records of different threads are then in seq order only
+ * within a run: readers order events by time.  Slots a run leaves unused keep
+ * older tags, which readers skip as stale.  A pair of records (the enter and
+ * the exit of one call) may be reserved together: the second is tagged PAD
+ * until it is committed, so an exit the process never wrote is invisible.
+ *
+ * Counting (since 1.1).  Each writer adds one to its own counter (one of
+ * header.counters_n, each on its own cache line in the header page) for every
+ * record it commits outside the init area.  A reader that has walked the ring
+ * knows how many of those it found; the rest were overwritten:
+ *     dropped = header.dropped + sum(counters) - ring records read
+ *               - ring records found partly overwritten
+ * (1.0 files counted overwritten heads in header.dropped directly.)
  *
  * Records.  struct cutrace_record, then for CT_REC_EXIT a struct
  * cutrace_exit, then TLV fields (struct cutrace_field + len bytes, padded to
@@ -57,9 +78,12 @@
 
 #define CUTRACE_MAGIC           "CUTRACE"   /* 8 bytes with the NUL */
 #define CUTRACE_VERSION_MAJOR   1
-#define CUTRACE_VERSION_MINOR   0
+#define CUTRACE_VERSION_MINOR   1
 #define CUTRACE_ENDIAN_PROBE    0x01020304u
 #define CUTRACE_HEADER_AREA     4096u       /* header page; ctx starts here */
+#define CUTRACE_COUNTERS_OFF    1024u       /* commit counters in the header page */
+#define CUTRACE_COUNTERS_N      48u
+#define CUTRACE_COUNTER_STRIDE  64u
 #define CUTRACE_SLOT_SIZE       64u
 #define CUTRACE_MAX_RECORD      (64u * 1024u) /* no record is larger */
 
@@ -99,7 +123,8 @@ struct cutrace_header {
 	uint64_t init_slots;        /* slots in the never-overwritten init area */
 	uint64_t ring_slots;        /* slots in the ring */
 	uint64_t head;              /* atomic: next monotonic slot index */
-	uint64_t dropped;           /* atomic: records overwritten by the ring */
+	uint64_t dropped;           /* atomic: records overwritten by the ring (1.0); since
+				       1.1 only those whose writer found them lapped */
 	uint64_t lost;              /* atomic: records never written (too big) */
 	uint32_t pid;
 	uint32_t ppid;
@@ -111,7 +136,11 @@ struct cutrace_header {
 	uint64_t feature_mask;      /* reserved for optional features, 0 now */
 	uint32_t writer_version;    /* cutrace version of the shim, major*10000+minor*100+patch */
 	uint32_t reserved1;
-	uint64_t reserved[40];
+	/* since 1.1: commit counters (see "Counting"); 0 in 1.0 files */
+	uint64_t counters_off;      /* offset of counter 0, inside the header page */
+	uint32_t counters_n;        /* number of counters */
+	uint32_t counter_stride;    /* bytes from one counter to the next */
+	uint64_t reserved[38];
 };
 
 /* record types */
@@ -337,11 +366,16 @@ CT_STATIC_ASSERT(offsetof(struct cutrace_header, pid) == 120, "pid");
 CT_STATIC_ASSERT(offsetof(struct cutrace_header, start_realtime_ns) == 144, "start");
 CT_STATIC_ASSERT(offsetof(struct cutrace_header, feature_mask) == 176, "feature_mask");
 CT_STATIC_ASSERT(offsetof(struct cutrace_header, writer_version) == 184, "writer_version");
+CT_STATIC_ASSERT(offsetof(struct cutrace_header, counters_off) == 192, "counters_off");
+CT_STATIC_ASSERT(offsetof(struct cutrace_header, counters_n) == 200, "counters_n");
 CT_STATIC_ASSERT(sizeof(struct cutrace_record) == 32, "record header size");
 CT_STATIC_ASSERT(offsetof(struct cutrace_record, size) == 16, "record size");
 CT_STATIC_ASSERT(offsetof(struct cutrace_record, tid) == 24, "record tid");
 CT_STATIC_ASSERT(sizeof(struct cutrace_exit) == 24, "exit size");
 CT_STATIC_ASSERT(sizeof(struct cutrace_field) == 4, "field size");
 CT_STATIC_ASSERT(CUTRACE_HEADER_AREA >= sizeof(struct cutrace_header), "header area");
+CT_STATIC_ASSERT(CUTRACE_COUNTERS_OFF >= sizeof(struct cutrace_header) &&
+		 CUTRACE_COUNTERS_OFF + CUTRACE_COUNTERS_N * CUTRACE_COUNTER_STRIDE <= CUTRACE_HEADER_AREA,
+		 "counters in the header page");
 
 #endif /* CUTRACE_FORMAT_H */
