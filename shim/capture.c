@@ -53,18 +53,31 @@
 /* ---- safe reads of program memory ------------------------------------------- */
 #define PAGE_SHIFT_ 12
 #define PC_SLOTS 256
-static uintptr_t page_ok[PC_SLOTS]; /* page number + 1 of a page known readable */
-
 static inline unsigned pc_slot(uintptr_t pg)
 {
 	return (unsigned)((pg ^ (pg >> 8) ^ (pg >> 16)) & (PC_SLOTS - 1));
 }
+
+/* a page known readable: page number + 1, and the ct_mem_epoch it was
+ * learned in (hooks_mem.c: munmap & co. start a new epoch) */
+static uintptr_t page_ok[PC_SLOTS];
+static uint32_t page_ep[PC_SLOTS];
+
+static inline bool page_known(uintptr_t pg, uint32_t ep)
+{
+	unsigned i = pc_slot(pg);
+
+	return __atomic_load_n(&page_ok[i], __ATOMIC_RELAXED) == pg + 1 &&
+	       __atomic_load_n(&page_ep[i], __ATOMIC_RELAXED) == ep;
+}
+
 
 ssize_t ct_safe_copy(void *dst, const void *src, size_t n)
 {
 	uintptr_t a = (uintptr_t)src, first, last, pg;
 	struct iovec l, r;
 	ssize_t got;
+	uint32_t ep;
 
 	if (n == 0)
 		return 0;
@@ -72,9 +85,10 @@ ssize_t ct_safe_copy(void *dst, const void *src, size_t n)
 		return -1;
 	first = a >> PAGE_SHIFT_;
 	last = (a + n - 1) >> PAGE_SHIFT_;
+	ep = __atomic_load_n(&ct_mem_epoch, __ATOMIC_SEQ_CST);
 	if (last - first < 4) {
 		for (pg = first; pg <= last; pg++)
-			if (__atomic_load_n(&page_ok[pc_slot(pg)], __ATOMIC_RELAXED) != pg + 1)
+			if (!page_known(pg, ep))
 				break;
 		if (pg > last) {
 			memcpy(dst, src, n);
@@ -89,30 +103,38 @@ ssize_t ct_safe_copy(void *dst, const void *src, size_t n)
 	got = syscall(SYS_process_vm_readv, getpid(), &l, 1UL, &r, 1UL, 0UL);
 	if (got <= 0)
 		return -1;
-	for (pg = first; pg <= ((a + (size_t)got - 1) >> PAGE_SHIFT_); pg++)
-		__atomic_store_n(&page_ok[pc_slot(pg)], pg + 1, __ATOMIC_RELAXED);
+	/* remembered for the epoch read before the kernel's check: if munmap
+	 * & co. ran since, the entry is already out of date */
+	for (pg = first; pg <= ((a + (size_t)got - 1) >> PAGE_SHIFT_); pg++) {
+		unsigned i = pc_slot(pg);
+		__atomic_store_n(&page_ep[i], ep, __ATOMIC_RELAXED);
+		__atomic_store_n(&page_ok[i], pg + 1, __ATOMIC_RELAXED);
+	}
 	return got;
 }
 
-/* the pages this thread last found in page_ok: [known_lo, known_hi) */
+/* the pages this thread last found in page_ok: [known_lo, known_hi), in
+ * epoch known_ep */
 static CT_TLS uintptr_t known_lo, known_hi;
+static CT_TLS uint32_t known_ep;
 
 /* true when [src, src+n) (n > 0) lies in at most two pages known to be
- * readable */
+ * readable in this epoch */
 static inline bool pages_known(const void *src, size_t n)
 {
 	uintptr_t a = (uintptr_t)src, first, last;
+	uint32_t ep = __atomic_load_n(&ct_mem_epoch, __ATOMIC_SEQ_CST);
 
-	if (likely(a - known_lo < known_hi - known_lo && n <= known_hi - a))
+	if (likely(a - known_lo < known_hi - known_lo && n <= known_hi - a && ep == known_ep))
 		return true;
 	first = a >> PAGE_SHIFT_;
 	last = (a + n - 1) >> PAGE_SHIFT_;
 	if (last - first > 1 || a + n < a || !src)
 		return false;
-	if (__atomic_load_n(&page_ok[pc_slot(first)], __ATOMIC_RELAXED) == first + 1 &&
-	    __atomic_load_n(&page_ok[pc_slot(last)], __ATOMIC_RELAXED) == last + 1) {
+	if (page_known(first, ep) && page_known(last, ep)) {
 		known_lo = first << PAGE_SHIFT_;
 		known_hi = (last + 1) << PAGE_SHIFT_;
+		known_ep = ep;
 		return true;
 	}
 	return false;

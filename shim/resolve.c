@@ -224,6 +224,7 @@ void ct_resolve(void)
 		R(open); R(open64); R(openat); R(openat64);
 		R(__open_2); R(__open64_2); R(__openat_2); R(__openat64_2);
 		R(close); R(ioctl); R(fstat);
+		R(munmap); R(mprotect); R(mremap);
 #undef R
 	}
 	ct_busy--;

@@ -49,6 +49,9 @@ struct ct_real {
 	char *(*dlerror)(void);
 	int (*dladdr1)(const void *, void *, void **, int);
 	int (*dlinfo)(void *, int, void *);
+	int (*munmap)(void *, size_t);
+	int (*mprotect)(void *, size_t, int);
+	void *(*mremap)(void *, size_t, size_t, int, ...);
 };
 extern struct ct_real ct_real CT_HIDDEN;
 
@@ -168,6 +171,10 @@ static inline uint32_t ct_fd_node(int fd)
 uint32_t ct_classify_path(const char *path) CT_HIDDEN;
 
 /* ---- ioctl capture (capture.c) ------------------------------------------- */
+/* Bumped (before the call) by every munmap, mprotect and mremap of the
+ * program: capture.c remembers which pages it found readable only within
+ * one epoch, so memory given back is never read without the kernel's check. */
+extern uint32_t ct_mem_epoch CT_HIDDEN;
 /* copy n bytes of program memory without ever faulting; returns bytes copied
  * or -1 when the memory is not readable */
 ssize_t ct_safe_copy(void *dst, const void *src, size_t n) CT_HIDDEN;

@@ -96,6 +96,7 @@ struct ct_diag {
 
 	/* calls that never returned */
 	struct fact unfinished;      /* first driver/runtime/NVML call without exit */
+	int unfinished_fam;
 	struct fact unfinished_io;   /* last NVIDIA open/ioctl without exit */
 	struct fact first_injected;
 	uint64_t last_t;
@@ -275,6 +276,8 @@ static void on_open(struct ct_diag *d, const struct ct_event *ev, const struct c
 
 	int_field(ev, CT_FLD_NODE, &node);
 	if (!ev->has_exit) {
+		if (ev->exit_unknown)
+			return; /* its exit was lost, not proof of a hang */
 		if (!d->unfinished_io.s.set || ev->seq > d->unfinished_io.s.seq) {
 			d->unfinished_io.s.set = false;
 			set_fact(d, &d->unfinished_io, ev, desc, 0, NULL, NULL);
@@ -308,6 +311,8 @@ static void on_ioctl(struct ct_diag *d, const struct ct_event *ev, const struct 
 	snprintf(text, sizeof text, "ioctl(%s, %s)%s", nv->node_name, nv->summary,
 		 nv->returned ? "" : " never returned");
 	if (!nv->returned) {
+		if (ev->exit_unknown)
+			return;
 		d->unfinished_io.s.set = false;
 		set_fact(d, &d->unfinished_io, ev, desc, 0, nv->summary, text);
 		d->unfinished_io.node_kind = nv->node_kind;
@@ -365,6 +370,40 @@ static bool is_ctx_call(unsigned c)
 	       c == CT_CALL_cuCtxCreate_v2 || c == CT_CALL_cuCtxCreate_v3 || c == CT_CALL_cuCtxCreate_v4;
 }
 
+/*
+ * A call without an exit is not always a hang: in a trace whose ring
+ * wrapped, the exit may have been overwritten (the enter surviving in the
+ * init area), and the reader gives up waiting for an exit after its pairing
+ * window (the exit then arrives as an orphan).  Later events of the same
+ * thread prove that the call returned: an orphan exit that names it, or any
+ * later call that cannot have been made from inside it.  Driver and NVML
+ * calls run inside runtime calls, NVIDIA opens and ioctls inside all three;
+ * nothing runs inside an open or an ioctl.
+ */
+static int nest_level(int fam)
+{
+	return fam == CT_FAM_RUNTIME ? 3 : fam == CT_FAM_DRIVER || fam == CT_FAM_NVML ? 2 : 1;
+}
+
+static void check_returned(struct ct_diag *d, const struct ct_event *ev)
+{
+	uint64_t enter_seq = ev->has_exit && ev->exit.exit ? ev->exit.exit->enter_seq : UINT64_MAX;
+	int fam = ct_call_family(ev->call), lvl;
+
+	if (ev->type == CT_REC_NOTE)
+		return;
+	lvl = ev->call == CT_CALL_ioctl || (ev->call >= CT_CALL_open && ev->call <= CT_CALL___openat64_2) ? 1
+	      : fam == CT_FAM_DRIVER || fam == CT_FAM_RUNTIME || fam == CT_FAM_NVML ? nest_level(fam) : 0;
+	if (d->unfinished.s.set && ev->tid == d->unfinished.s.tid &&
+	    ((!ev->has_enter && enter_seq == d->unfinished.s.seq) ||
+	     (ev->has_enter && ev->seq != d->unfinished.s.seq && lvl >= nest_level(d->unfinished_fam))))
+		d->unfinished.s.set = false;
+	if (d->unfinished_io.s.set && ev->tid == d->unfinished_io.s.tid &&
+	    ((!ev->has_enter && enter_seq == d->unfinished_io.s.seq) ||
+	     (ev->has_enter && ev->seq != d->unfinished_io.s.seq && lvl >= 1)))
+		d->unfinished_io.s.set = false;
+}
+
 void ct_diag_event(struct ct_diag *d, const struct ct_event *ev, const struct ct_desc *desc)
 {
 	unsigned c = ev->call;
@@ -379,6 +418,8 @@ void ct_diag_event(struct ct_diag *d, const struct ct_event *ev, const struct ct
 	ct_nv_devmap_track(&d->devmap, ev);
 	if (desc->injected && !d->first_injected.s.set)
 		set_fact(d, &d->first_injected, ev, desc, 0, NULL, NULL);
+	if (d->unfinished.s.set || d->unfinished_io.s.set)
+		check_returned(d, ev);
 	if (!ev->has_enter && ev->type != CT_REC_NOTE)
 		return; /* an exit whose enter the ring dropped: too little to reason on */
 
@@ -398,6 +439,10 @@ void ct_diag_event(struct ct_diag *d, const struct ct_event *ev, const struct ct
 	if (fam != CT_FAM_DRIVER && fam != CT_FAM_RUNTIME && fam != CT_FAM_NVML)
 		return;
 	if (!ev->has_exit) {
+		if (ev->exit_unknown)
+			return;
+		if (!d->unfinished.s.set)
+			d->unfinished_fam = fam;
 		set_fact(d, &d->unfinished, ev, desc, 0, NULL, NULL);
 		return;
 	}

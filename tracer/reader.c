@@ -64,6 +64,8 @@ struct ct_trace {
 	uint32_t drv;
 	char drv_str[32];
 
+	/* ring slots below this monotonic index were overwritten (0: none) */
+	uint64_t lost_below;
 	/* pairing state, live during ct_trace_events */
 	struct ct_pend *q;
 	uint32_t qcap, qhead, qcount;
@@ -668,8 +670,16 @@ static int emit(struct ct_trace *t, struct ct_event *ev)
 {
 	ev->index = t->next_index++;
 	t->stats.events++;
-	if (ev->type != CT_REC_NOTE && ev->has_enter && !ev->has_exit)
+	if (ev->type != CT_REC_NOTE && ev->has_enter && !ev->has_exit) {
 		t->stats.unfinished++;
+		/* its exit, if written, has a higher seq: lost if the ring
+		 * overwrote slots after the enter (the enter then is in the init
+		 * area: everything older in the ring is gone) */
+		if (ev->seq < t->lost_below && t->lost_below > t->hdr.init_slots)
+			ev->exit_unknown = true;
+		if (ev->exit_unknown)
+			t->stats.exit_unknown++;
+	}
 	if (!ev->has_enter)
 		t->stats.orphan_exits++;
 	return t->cb(ev, t->user);
@@ -846,6 +856,8 @@ static int q_reserve(struct ct_trace *t, struct ct_pend **slot)
 		/* the window is full: the oldest call is delivered as unfinished;
 		 * should its exit come later it becomes an orphan exit */
 		struct ct_event ev = q_at(t, 0)->ev;
+		if (!q_at(t, 0)->done)
+			ev.exit_unknown = true;
 		t->qhead = (t->qhead + 1) & (t->qcap - 1);
 		t->qcount--;
 		if ((r = deliver(t, &ev)) != 0)
@@ -1063,6 +1075,7 @@ int ct_trace_events(struct ct_trace *t, ct_event_cb cb, void *user)
 
 	/* the init area, then the ring from its oldest slot that can survive */
 	init_end = head < h->init_slots ? head : h->init_slots;
+	t->lost_below = head > h->init_slots && head - h->init_slots > h->ring_slots ? head - h->ring_slots : 0;
 	r = walk(t, 0, init_end);
 	if (!r && head > h->init_slots) {
 		ring_from = head - h->init_slots > h->ring_slots ? head - h->ring_slots : h->init_slots;

@@ -224,6 +224,8 @@ static int json_event(struct ct_show_ctx *c, const struct ct_show_event *e)
 		ct_json_null(j);
 	ct_json_kuint(j, "depth", e->depth);
 	ct_json_kbool(j, "returned", d->returned);
+	if (!d->returned && ev->exit_unknown)
+		ct_json_kbool(j, "exit_unknown", true);
 	ct_json_kbool(j, "has_enter", ev->has_enter);
 	ct_json_kstr(j, "target", d->target);
 	ct_json_key(j, "result");
@@ -277,6 +279,7 @@ static int json_process_end(struct ct_show_ctx *c, struct ct_trace *t, const str
 	ct_json_kuint(j, "dropped", st->dropped);
 	ct_json_kuint(j, "lost", h->lost);
 	ct_json_kuint(j, "torn", st->torn);
+	ct_json_kuint(j, "exit_unknown", st->exit_unknown);
 	ct_json_kuint(j, "overwritten", st->overwritten);
 	ct_json_kuint(j, "malformed", st->bad);
 	ct_json_kuint(j, "unfinished", st->unfinished);

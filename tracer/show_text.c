@@ -331,7 +331,10 @@ static int text_event(struct ct_show_ctx *c, const struct ct_show_event *e)
 		fputs("  ", f);
 		put_dur(f, ev->dur_ns);
 	}
-	if (!d->returned) {
+	if (!d->returned && ev->exit_unknown) {
+		fprintf(f, "  %s(exit record lost: the ring wrapped, or it came too late to pair)%s", ct_c(f, CT_C_DIM),
+			ct_c(f, CT_C_RESET));
+	} else if (!d->returned) {
 		s->never++;
 		fprintf(f, "  %s%sNEVER RETURNED%s", ct_c(f, CT_C_BOLD), ct_c(f, CT_C_RED), ct_c(f, CT_C_RESET));
 	} else if (!d->ok) {

@@ -42,7 +42,11 @@ struct ct_event {
 	uint64_t t_ns;           /* monotonic time of the enter record */
 	uint64_t dur_ns;         /* exit - enter, 0 without exit */
 	bool has_enter;          /* false: the enter record was lost (ring) */
-	bool has_exit;           /* false: entered, never returned */
+	bool has_exit;           /* false: entered, no exit record */
+	bool exit_unknown;       /* no exit record, but one may have been written and
+				    lost: the ring overwrote the part of the file
+				    after the enter, or the exit came beyond the
+				    pairing window.  Without it: never returned */
 	int64_t ret;
 	int32_t err;
 	uint32_t flags;          /* CT_RF_* of enter | exit */
@@ -58,7 +62,8 @@ struct ct_trace_stats {
 	uint64_t overwritten;    /* head survived but continuation slots were reused */
 	uint64_t bad;            /* records failing validation (size, fields) */
 	uint64_t events;         /* events delivered */
-	uint64_t unfinished;     /* events delivered without exit */
+	uint64_t unfinished;     /* events delivered without exit (exit_unknown or not) */
+	uint64_t exit_unknown;   /* of those, whose exit may have been lost */
 	uint64_t orphan_exits;   /* exits whose enter was lost */
 	uint64_t dropped;        /* records the ring overwrote (format.h, "Counting");
 				    known once ct_trace_events has run */

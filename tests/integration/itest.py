@@ -655,6 +655,44 @@ def t_many_processes_summary():
     shutil.rmtree(d, ignore_errors=True)
 
 
+@test
+def t_shim_exports():
+    """libcutrace.so exports exactly shim.map's names, needs only libc (and
+    libdl/ld.so), and the shim never calls dlsym for its own real functions:
+    those come from dlvsym (resolve.c), so its own dlsym hook is never
+    re-entered."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    src = os.path.join(here, "..", "..", "shim")
+    want = set()
+    with open(os.path.join(src, "shim.map")) as f:
+        body = f.read().split("global:")[1].split("local:")[0]
+    for tok in body.replace("\n", " ").split(";"):
+        tok = tok.strip()
+        if tok:
+            want.add(tok)
+    nm = subprocess.run(["nm", "-D", "--defined-only", SHIM], capture_output=True, text=True)
+    need(nm.returncode == 0, "nm -D works", nm.stderr)
+    got = {line.split()[-1].split("@")[0] for line in nm.stdout.splitlines() if line.strip()}
+    need(got == want, "exports == shim.map", "extra: %s" % sorted(got - want), "missing: %s" % sorted(want - got))
+    rd = subprocess.run(["readelf", "-d", SHIM], capture_output=True, text=True)
+    needed = [l.split("[")[1].rstrip("]") for l in rd.stdout.splitlines() if "(NEEDED)" in l]
+    need(needed and all(n.startswith(("libc.so", "libdl.so", "ld-linux")) for n in needed),
+         "NEEDED only libc/libdl", needed)
+    # real functions: ct_real.dlsym(RTLD_NEXT, ...) is the resolved libc dlsym,
+    # never a bare dlsym( call that would land in our own hook
+    import re
+    for name in sorted(os.listdir(src)):
+        if not name.endswith(".c"):
+            continue
+        with open(os.path.join(src, name)) as f:
+            text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
+        for m in re.finditer(r"(?<![\w.>])dl(v?)sym\s*\(", text):
+            line = text[:m.start()].count("\n") + 1
+            ctx = text[text.rfind("\n", 0, m.start()) + 1:text.find("\n", m.start())]
+            need(re.match(r"\s*(CT_EXPORT\s+)?void\s*\*\s*dl", ctx) or "hook_" in ctx or "__asm__" in ctx,
+                 "%s:%d calls dl%ssym directly" % (name, line, m.group(1)), ctx)
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--list":
         print("\n".join(sorted(TESTS)))
