@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cutrace_gen/shim_tables.h"
@@ -282,11 +283,20 @@ static uint32_t rd32(const unsigned char *b) { uint32_t v; memcpy(&v, b, 4); ret
 int ct_real_ioctl(int fd, unsigned long req, void *arg) CT_HIDDEN;
 uint32_t ct_revalidate_fd(int fd) CT_HIDDEN;
 int ct_inject_ioctl_before(uint32_t node, unsigned long req, void *arg, int *err, uint32_t *after,
-			   uint32_t *rule) CT_HIDDEN;
+			   uint32_t *rule, uint64_t *delay_ns) CT_HIDDEN;
+void ct_sleep_ns(uint64_t ns) CT_HIDDEN;
 int ct_inject_ioctl_after(uint32_t node, unsigned long req, void *arg, uint32_t after, int *ret,
 			  int *err, uint32_t *rule, uint32_t *action) CT_HIDDEN;
 
 /* ---- the fast path ------------------------------------------------------------ */
+static inline uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static inline unsigned char *put_hdr(unsigned char *q, uint16_t tag, uint16_t len)
 {
 	struct cutrace_field f = { tag, len };
@@ -358,7 +368,7 @@ static int ioctl_fast(int fd, uint32_t node, unsigned long req, void *arg, uint3
 	uint32_t tid = (uint32_t)(likely(ct_tls_tid) ? ct_tls_tid : ct_tid());
 	unsigned char *q = (unsigned char *)(e + 1);
 	e->seq = s;
-	e->t_ns = ct_now_ns();
+	e->t_ns = now_ns();
 	e->size = se;
 	e->type = CT_REC_ENTER;
 	e->call = CT_CALL_ioctl;
@@ -377,7 +387,7 @@ static int ioctl_fast(int fd, uint32_t node, unsigned long req, void *arg, uint3
 
 	struct cutrace_exit xe = { s, ret, ret < 0 ? err : 0, 0 };
 	x->seq = s + n1;
-	x->t_ns = ct_now_ns();
+	x->t_ns = now_ns();
 	x->size = sx;
 	x->type = CT_REC_EXIT;
 	x->call = CT_CALL_ioctl;
@@ -401,14 +411,49 @@ static int ioctl_fast(int fd, uint32_t node, unsigned long req, void *arg, uint3
 	return ret;
 }
 
+static int ioctl_general(int fd, uint32_t node, unsigned long req, void *arg);
+
+/* An ioctl on a node the shim knows: the fast path when it applies, else
+ * the general one (kept out of line so that the fast path stays small). */
 int ct_ioctl_slow(int fd, uint32_t node, unsigned long req, void *arg) CT_HIDDEN;
 int ct_ioctl_slow(int fd, uint32_t node, unsigned long req, void *arg)
+{
+	const unsigned char *blk = arg;
+	unsigned kind = node >> 16;
+
+	if (likely(ct_ready && !ct_busy && !ct_inj_active && !ct_cfg.disabled &&
+		   __atomic_load_n(&ct_trace_state, __ATOMIC_ACQUIRE) == TS_ACTIVE)) {
+		uint32_t size, nr = (uint32_t)(req & 0xff);
+		bool ctl = false;
+		if (kind == CT_NODE_UVM || kind == CT_NODE_UVM_TOOLS) {
+			size = uvm_size((uint32_t)req);
+		} else {
+			/* frontend requests all carry type 'F' (else: general path,
+			 * which revalidates the fd) */
+			if (((req >> 8) & 0xff) != 'F' && kind != CT_NODE_OTHER)
+				goto general;
+			size = (uint32_t)((req >> 16) & 0x3fff);
+			if (nr == NR_RM_CONTROL && size >= 32)
+				ctl = true;
+			else if (nr == NR_CARD_INFO || (nr == NR_RM_ALLOC && size >= 32) ||
+				 (nr == NR_XFER && size == 16))
+				goto general;
+		}
+		if (size && size <= CAP_BLOCK && pages_known(blk, size) &&
+		    (!ctl || rd32(blk + 8) != CMD_GET_BUILD_VERSION))
+			return ioctl_fast(fd, node, req, arg, size, ctl);
+	}
+general:
+	return ioctl_general(fd, node, req, arg);
+}
+
+static __attribute__((noinline)) int ioctl_general(int fd, uint32_t node, unsigned long req, void *arg)
 {
 	unsigned char *blk = arg;
 	unsigned char xf[16];
 	struct plan p;
 	struct ct_w w;
-	uint64_t seq = 0;
+	uint64_t seq = 0, delay_ns = 0;
 	uint32_t psz, rule = 0, action = 0, xfer_size = 0, after = 0;
 	unsigned kind = node >> 16;
 	int ret, err, inj_err = 0, injected = 0;
@@ -426,28 +471,10 @@ int ct_ioctl_slow(int fd, uint32_t node, unsigned long req, void *arg)
 			return ct_real_ioctl(fd, req, arg);
 		kind = node >> 16;
 	}
-	if (likely(!ct_inj_active) &&
-	    likely(__atomic_load_n(&ct_trace_state, __ATOMIC_ACQUIRE) == TS_ACTIVE)) {
-		uint32_t size, nr = (uint32_t)(req & 0xff);
-		bool ctl = false, plain = true;
-		if (kind == CT_NODE_UVM || kind == CT_NODE_UVM_TOOLS) {
-			size = uvm_size((uint32_t)req);
-		} else {
-			size = (uint32_t)((req >> 16) & 0x3fff);
-			if (nr == NR_RM_CONTROL && size >= 32)
-				ctl = true;
-			else if (nr == NR_CARD_INFO || (nr == NR_RM_ALLOC && size >= 32) ||
-				 (nr == NR_XFER && size == 16))
-				plain = false;
-		}
-		if (plain && size && size <= CAP_BLOCK && pages_known(blk, size) &&
-		    (!ctl || rd32(blk + 8) != CMD_GET_BUILD_VERSION))
-			return ioctl_fast(fd, node, req, arg, size, ctl);
-	}
 	make_plan(node, req, &p);
 	if (unlikely(ct_inj_active)) {
 		/* error= and delay= act here; status=/version= after the real call */
-		int r = ct_inject_ioctl_before(node, req, arg, &inj_err, &after, &rule);
+		int r = ct_inject_ioctl_before(node, req, arg, &inj_err, &after, &rule, &delay_ns);
 		if (r == 2)
 			injected = 2;
 		else if (r == 1)
@@ -462,7 +489,7 @@ int ct_ioctl_slow(int fd, uint32_t node, unsigned long req, void *arg)
 		have_xfer = true;
 		psz += ct_fsz(16) + ct_fsz(xfer_size);
 	}
-	rec = ct_w_begin(&w, CT_REC_ENTER, CT_CALL_ioctl, psz, 0);
+	rec = ct_w_begin(&w, CT_REC_ENTER, CT_CALL_ioctl, psz, injected ? CT_RF_INJECTED : 0);
 	if (rec) {
 		seq = w.s.seq;
 		ct_w_u32(&w, CT_FLD_FD, (uint32_t)fd);
@@ -477,6 +504,9 @@ int ct_ioctl_slow(int fd, uint32_t node, unsigned long req, void *arg)
 		}
 		ct_w_commit(&w);
 	}
+	/* delay= after the enter is in the file: a held call reads as one */
+	if (delay_ns)
+		ct_sleep_ns(delay_ns);
 
 	if (injected == 2) {
 		ret = -1;

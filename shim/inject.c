@@ -208,14 +208,17 @@ static bool ioctl_matches(const struct ct_rule *r, uint32_t node, unsigned long 
 	return true;
 }
 
+/* The delay is handed back (*delay_ns), not slept here: the caller records
+ * the enter first, so a call held forever still shows in the trace. */
 int ct_inject_ioctl_before(uint32_t node, unsigned long req, void *arg, int *err, uint32_t *after,
-			   uint32_t *rule) CT_HIDDEN;
+			   uint32_t *rule, uint64_t *delay_ns) CT_HIDDEN;
 int ct_inject_ioctl_before(uint32_t node, unsigned long req, void *arg, int *err, uint32_t *after,
-			   uint32_t *rule)
+			   uint32_t *rule, uint64_t *delay_ns)
 {
 	int res = 0;
 
 	*after = 0;
+	*delay_ns = 0;
 	for (int i = 0; i < nrules; i++) {
 		struct ct_rule *r = &rules[i];
 		if (!rule_on[i] || !covers(r, CT_CALL_ioctl) || !ioctl_matches(r, node, req, arg))
@@ -223,8 +226,7 @@ int ct_inject_ioctl_before(uint32_t node, unsigned long req, void *arg, int *err
 		if (!when_hits(r))
 			continue;
 		*rule = (uint32_t)i;
-		if (r->delay_ns)
-			ct_sleep_ns(r->delay_ns);
+		*delay_ns += r->delay_ns;
 		if (r->action == CT_INJ_ERROR) {
 			*err = (int)r->value;
 			return 2;

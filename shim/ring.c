@@ -123,7 +123,7 @@ static inline void fill_slot(struct ct_ring *r, uint64_t s, uint64_t p, uint32_t
 	out->phys = p;
 	out->size = size;
 	out->held = held;
-	out->ctr = 0;
+	out->ctr = (uint64_t *)(void *)r->counters; /* shared reservations: counter 0 */
 	rec->seq = s;
 	rec->size = size;
 }
@@ -229,7 +229,9 @@ static int claim_locked(struct ct_ring *r, struct ct_chunk *c, uint64_t n, uint6
 		c->records = 0;
 		/* counters handed out in turn: the first counters_n writers
 		 * each have their own cache line */
-		c->ctr = r->counters_n ? __atomic_fetch_add(&next_ctr, 1, __ATOMIC_RELAXED) % r->counters_n : 0;
+		c->ctr = r->counters ? (uint64_t *)(void *)(r->counters +
+			(size_t)(__atomic_fetch_add(&next_ctr, 1, __ATOMIC_RELAXED) % r->counters_n) *
+			CUTRACE_COUNTER_STRIDE) : NULL;
 	}
 	if (unlikely_(n == 0 || n > r->ring_slots)) {
 		__atomic_fetch_add(&r->hdr->lost, 1, __ATOMIC_RELAXED);

@@ -33,7 +33,7 @@ struct ct_chunk {
 	uint64_t end;       /* end of the run (monotonic, exclusive) */
 	uint64_t delta;     /* physical slot = monotonic slot + delta (mod 2^64) */
 	uint32_t records;   /* records this writer reserved in this ring */
-	uint32_t ctr;       /* this writer's commit counter */
+	uint64_t *ctr;      /* this writer's commit counter, or NULL */
 	volatile uint32_t busy; /* inside a claim: a signal handler that records
 				 * meanwhile uses the shared head */
 };
@@ -47,7 +47,7 @@ struct ct_slot {
 	uint64_t phys;
 	uint32_t size;
 	uint32_t held;      /* head tag kind until the commit: BUSY or PAD */
-	uint32_t ctr;       /* commit counter of the writer */
+	uint64_t *ctr;      /* commit counter of the writer, or NULL */
 };
 
 /*
@@ -119,16 +119,34 @@ static inline int ct_ring_claim_fast(struct ct_ring *r, struct ct_chunk *c, uint
 
 /* tag slots [p, p + n) for a record with head slot s: continuation slots
  * CONT, the head `head_kind` (BUSY while written, PAD while held back) */
-static inline void ct_ring_tag(struct ct_ring *r, uint64_t s, uint64_t p, uint64_t n, unsigned head_kind)
+static inline __attribute__((always_inline)) void ct_ring_tag(struct ct_ring *r, uint64_t s, uint64_t p, uint64_t n, unsigned head_kind)
 {
-	uint64_t *t = r->tags + p, cont = CT_TAG_MAKE(s, CT_TAG_CONT), i = 1;
+	uint64_t *t = r->tags + p, cont = CT_TAG_MAKE(s, CT_TAG_CONT);
 
-	for (; i + 1 < n; i += 2) {
-		__atomic_store_n(&t[i], cont, __ATOMIC_RELAXED);
-		__atomic_store_n(&t[i + 1], cont, __ATOMIC_RELAXED);
+	/* records of up to 16 slots (1 KiB) take straight-line stores */
+#define CT_CONT_(i) __atomic_store_n(&t[i], cont, __ATOMIC_RELAXED)
+	switch (n) {
+	default:
+		for (uint64_t i = 16; i < n; i++)
+			CT_CONT_(i);
+		CT_CONT_(15); /* fall through */
+	case 15: CT_CONT_(14); /* fall through */
+	case 14: CT_CONT_(13); /* fall through */
+	case 13: CT_CONT_(12); /* fall through */
+	case 12: CT_CONT_(11); /* fall through */
+	case 11: CT_CONT_(10); /* fall through */
+	case 10: CT_CONT_(9); /* fall through */
+	case 9: CT_CONT_(8); /* fall through */
+	case 8: CT_CONT_(7); /* fall through */
+	case 7: CT_CONT_(6); /* fall through */
+	case 6: CT_CONT_(5); /* fall through */
+	case 5: CT_CONT_(4); /* fall through */
+	case 4: CT_CONT_(3); /* fall through */
+	case 3: CT_CONT_(2); /* fall through */
+	case 2: CT_CONT_(1); /* fall through */
+	case 1: case 0: break;
 	}
-	if (i < n)
-		__atomic_store_n(&t[i], cont, __ATOMIC_RELAXED);
+#undef CT_CONT_
 	__atomic_store_n(t, CT_TAG_MAKE(s, head_kind), __ATOMIC_RELAXED);
 }
 void ct_ring_commit(struct ct_ring *r, const struct ct_slot *s);
@@ -136,7 +154,7 @@ void ct_ring_commit(struct ct_ring *r, const struct ct_slot *s);
 /*
  * Commit the record at physical slot p, head slot s, reserved with head tag
  * kind `held` (BUSY, or PAD for the second of a pair), for the writer with
- * commit counter ctr.  A writer stalled for a lap of the ring (descheduled
+ * commit counter ctr (NULL: none).  A writer stalled for a lap of the ring (descheduled
  * in a hook, a signal handler) finds its head slot owned by a newer record:
  * it must not destroy that one, so the commit only happens while the tag is
  * still its own, and otherwise counts its record as dropped.  A record
@@ -145,7 +163,7 @@ void ct_ring_commit(struct ct_ring *r, const struct ct_slot *s);
  * never finds more records than counted.
  */
 static inline void ct_ring_commit_at(struct ct_ring *r, uint64_t p, uint64_t s, unsigned held,
-				     uint32_t ctr)
+				     uint64_t *ctr)
 {
 	uint64_t *t = &r->tags[p];
 
@@ -153,9 +171,8 @@ static inline void ct_ring_commit_at(struct ct_ring *r, uint64_t p, uint64_t s, 
 		__atomic_fetch_add(&r->hdr->dropped, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	if (p >= r->init_slots && r->counters)
-		__atomic_fetch_add((uint64_t *)(void *)(r->counters + (size_t)ctr * CUTRACE_COUNTER_STRIDE),
-				   1, __ATOMIC_RELAXED);
+	if (p >= r->init_slots && ctr)
+		__atomic_fetch_add(ctr, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(t, CT_TAG_MAKE(s, CT_TAG_HEAD), __ATOMIC_RELEASE);
 }
 

@@ -308,8 +308,11 @@ static void on_ioctl(struct ct_diag *d, const struct ct_event *ev, const struct 
 	}
 	if (nv->family == CT_NV_FAM_NOT_NVIDIA)
 		return;
-	snprintf(text, sizeof text, "ioctl(%s, %s)%s", nv->node_name, nv->summary,
-		 nv->returned ? "" : " never returned");
+	if (nv->returned || !nv->named)
+		snprintf(text, sizeof text, "ioctl(%s, %s)%s", nv->node_name, nv->summary,
+			 nv->returned ? "" : " never returned");
+	else /* the summary would only add "-> (no return)" */
+		snprintf(text, sizeof text, "ioctl(%s, %s) never returned", nv->node_name, nv->name);
 	if (!nv->returned) {
 		if (ev->exit_unknown)
 			return;

@@ -656,6 +656,21 @@ def t_many_processes_summary():
 
 
 @test
+def t_injected_hang():
+    """delay= on an ioctl: the enter is recorded before the shim holds the
+    call, so a program killed while held shows the ioctl as never returned
+    (measured on the H200: without it the trace ended before the ioctl)."""
+    r = cutrace_run(["timeout", "-s", "KILL", "2", PROBE], rig_env(), scenario="hang-in-cuinit", timeout=60)
+    need(r.rc == 137, "timeout kills the held probe (137), got %d" % r.rc, r.out, r.err)
+    p = r.proc("cutrace-probe")
+    hung = [e for e in events(p, "ioctl") if not e["returned"]]
+    need(len(hung) == 1 and hung[0]["name"] == "UVM_REGISTER_GPU", "the held ioctl is in the trace", hung)
+    v = expect_verdict(p, "uvm", "ioctl", injected=True)
+    need(v["hung"], "hung verdict", v)
+    cleanup(r)
+
+
+@test
 def t_shim_exports():
     """libcutrace.so exports exactly shim.map's names, needs only libc (and
     libdl/ld.so), and the shim never calls dlsym for its own real functions:
