@@ -141,6 +141,43 @@ for x in p.values():
     assert s["torn"] == s["overwritten"] == s["malformed"] == s["orphan_exits"] == 0, s
     assert s["records"] == 2 * s["events"] - s["unfinished"] - sum(e["type"] == "note" for e in x["events"]), s
 PY
+	# format 1.1 traces of GPU run 2: torchrun with 4 ranks, rank 2 denied
+	# /dev/nvidia-uvm; a torch process killed while held in the driver; a
+	# context refused with CUDA_ERROR_DEVICES_UNAVAILABLE
+	mkdir "$work/tr4"
+	for f in "$fixtures"/torchrun4/*.gz; do
+		gzip -dc "$f" >"$work/tr4/$(basename "$f" .gz)" || fail "gunzip $f"
+	done
+	gzip -dc "$fixtures/hang-torch.cutrace.gz" >"$work/hang.cutrace" || fail "gunzip hang"
+	gzip -dc "$fixtures/busy-ctx.cutrace.gz" >"$work/busy.cutrace" || fail "gunzip busy"
+	expect 1 "$cutrace" show "$work/tr4"
+	has "$work/out" "5 processes traced: 4 healthy, 1 failed"
+	has "$work/out" "1 process: host vm rank 2 pid 2024"
+	expect 1 "$cutrace" show --json "$work/tr4"
+	python3 - "$work/out" <<'PY' || fail "torchrun4 facts"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+g = doc["summary"]["groups"]
+assert len(g) == 1 and g[0]["layer"] == "device-node" and [m["rank"] for m in g[0]["members"]] == [2], g
+for x in doc["processes"]:
+    s = x["stats"]
+    assert s["torn"] == s["overwritten"] == s["malformed"] == s["unfinished"] == s["dropped"] == 0, s
+    assert s["records"] == 2 * s["events"] - sum(e["type"] == "note" for e in x["events"]), s
+    ts = [e["t_ns"] for e in x["events"]]
+    assert ts == sorted(ts), "events in time order"
+PY
+	expect 1 "$cutrace" show --json "$work/hang.cutrace"
+	python3 - "$work/out" <<'PY' || fail "hang facts"
+import json, sys
+v = json.load(open(sys.argv[1]))["processes"][0]["verdict"]
+assert v["hung"] and not v["ok"] and v["step"]["call"] == "cudaGetDeviceCount", v
+PY
+	expect 1 "$cutrace" show --json "$work/busy.cutrace"
+	python3 - "$work/out" <<'PY' || fail "busy facts"
+import json, sys
+v = json.load(open(sys.argv[1]))["processes"][0]["verdict"]
+assert v["layer"] == "driver-api" and v["final"]["code"] == 46 and v["step"]["call"] == "cuDevicePrimaryCtxRetain", v
+PY
 	expect 1 "$cutrace" show --no-time "$work/fx/i01.cutrace"
 	has "$work/out" 'cuInit(flags=0x0) = CUDA_ERROR_NO_DEVICE (100)  FAILED'
 	has "$work/out" '  open64("/dev/nvidiactl", O_RDWR) = -1 EACCES (Permission denied)  [injected: rule 0, error]  FAILED'
