@@ -469,7 +469,6 @@ static __attribute__((noinline)) int ioctl_general(int fd, uint32_t node, unsign
 		node = ct_revalidate_fd(fd);
 		if (!node)
 			return ct_real_ioctl(fd, req, arg);
-		kind = node >> 16;
 	}
 	make_plan(node, req, &p);
 	if (unlikely(ct_inj_active)) {

@@ -7,7 +7,8 @@
  *    (RTLD_NEXT, or a search of the loaded objects when the library was
  *    loaded RTLD_LOCAL, as Python extensions are);
  *  - dlopen + dlsym (the bare probe, ctypes, ATen): the dlsym hook hands out
- *    our wrapper and remembers the real pointer (ct_cuda_wrap);
+ *    a wrapper bound to the real pointer it found (ct_cuda_wrap; one wrapper
+ *    per distinct real function, see CT_SLOTS);
  *  - cuGetProcAddress(_v2) (libcudart, shared and static): cudart asks for
  *    "cuGetProcAddress" itself and uses the answer for every later look-up
  *    (real-driver-580.md), so what cuGetProcAddress returns is wrapped too,
@@ -58,13 +59,28 @@ enum {
 	H__COUNT
 };
 
+/*
+ * Several libcuda (or libcudart, libnvidia-ml) objects can be loaded at once
+ * -- a stub and the driver, a compat copy and the host's -- and a program
+ * unloads and reloads them.  A wrapper must keep calling the function it was
+ * handed out for, so each hooked name has CT_SLOTS entry points: slot 0 is
+ * the exported definition (what linked code binds to; its real function is
+ * also found lazily), slots 1.. are private trampolines.  Each slot holds the
+ * one real function it forwards to; a further distinct real function gets no
+ * wrapper (dlsym hands out the real pointer: that library is not traced, but
+ * it runs).  A slot is freed when the object its real function lives in is
+ * unloaded (ct_cuda_sweep, after dlclose).  No locks: slots are claimed and
+ * freed by compare-and-swap, read with one acquire load per call.
+ */
+#define CT_SLOTS 4
+
 struct hook {
-	const char *name;  /* exported symbol */
-	const char *api;   /* the name cuGetProcAddress is asked for */
-	const char *lib;   /* where the real one lives, for RTLD_LOCAL loads */
+	const char *name;          /* exported symbol */
+	const char *api;           /* the name cuGetProcAddress is asked for */
+	const char *lib;           /* where the real one lives, for RTLD_LOCAL loads */
 	unsigned call;
-	void *wrapper;
-	void *real;
+	void *wrap[CT_SLOTS];      /* [0] the exported wrapper, [1..] trampolines */
+	void *real[CT_SLOTS];      /* the real function behind each; NULL: free */
 };
 
 #define LIBCUDA "libcuda.so"
@@ -97,33 +113,8 @@ CT_EXPORT cudaError_t cudaRuntimeGetVersion(int *);
 CT_EXPORT cudaError_t cudaDriverGetVersion(int *);
 CT_EXPORT cudaError_t cudaGetDevice(int *);
 
-#define HOOK(n, api, lib) [H_##n] = { #n, api, lib, CT_CALL_##n, (void *)n, NULL }
-static struct hook hooks[H__COUNT] = {
-	HOOK(cuInit, "cuInit", LIBCUDA),
-	HOOK(cuDriverGetVersion, "cuDriverGetVersion", LIBCUDA),
-	HOOK(cuGetProcAddress, "cuGetProcAddress", LIBCUDA),
-	HOOK(cuGetProcAddress_v2, "cuGetProcAddress", LIBCUDA),
-	HOOK(cuDeviceGetCount, "cuDeviceGetCount", LIBCUDA),
-	HOOK(cuDeviceGet, "cuDeviceGet", LIBCUDA),
-	HOOK(cuDeviceGetName, "cuDeviceGetName", LIBCUDA),
-	HOOK(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", LIBCUDA),
-	HOOK(cuCtxCreate, "cuCtxCreate", LIBCUDA),
-	HOOK(cuCtxCreate_v2, "cuCtxCreate", LIBCUDA),
-	HOOK(cuCtxCreate_v3, "cuCtxCreate", LIBCUDA),
-	HOOK(cuCtxCreate_v4, "cuCtxCreate", LIBCUDA),
-	HOOK(cuCtxSetCurrent, "cuCtxSetCurrent", LIBCUDA),
-	HOOK(nvmlInit, NULL, LIBNVML),
-	HOOK(nvmlInit_v2, NULL, LIBNVML),
-	HOOK(nvmlInitWithFlags, NULL, LIBNVML),
-	HOOK(nvmlDeviceGetCount_v2, NULL, LIBNVML),
-	HOOK(cudaGetDeviceCount, NULL, LIBCUDART),
-	HOOK(cudaSetDevice, NULL, LIBCUDART),
-	HOOK(cudaFree, NULL, LIBCUDART),
-	HOOK(cudaMalloc, NULL, LIBCUDART),
-	HOOK(cudaRuntimeGetVersion, NULL, LIBCUDART),
-	HOOK(cudaDriverGetVersion, NULL, LIBCUDART),
-	HOOK(cudaGetDevice, NULL, LIBCUDART),
-};
+/* the table itself is at the end of the file, after the trampolines */
+static struct hook hooks[H__COUNT];
 
 static struct hook *hook_by_name(const char *name)
 {
@@ -139,35 +130,44 @@ bool ct_cuda_is_hooked(const char *name)
 	return hook_by_name(name) != NULL;
 }
 
-/* dlsym found `p` for `name`: keep the real one, hand out our wrapper */
+/* the wrapper that forwards to `real`: the slot already holding it, else the
+ * first free one; `real` itself when every slot holds another function */
+static void *bind_real(struct hook *h, void *real)
+{
+	for (int k = 0; k < CT_SLOTS; k++)
+		if (__atomic_load_n(&h->real[k], __ATOMIC_ACQUIRE) == real)
+			return h->wrap[k];
+	for (int k = 0; k < CT_SLOTS; k++) {
+		void *cur = NULL;
+		if (__atomic_compare_exchange_n(&h->real[k], &cur, real, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE) || cur == real)
+			return h->wrap[k];
+	}
+	ct_log(2, "%s at %p: every wrapper is taken, handed out unwrapped", h->name, real);
+	return real;
+}
+
+/* dlsym found the real function `p` for `name` (never our own export: the
+ * caller looked past it): what to hand to the program */
 void *ct_cuda_wrap(const char *name, void *p) CT_HIDDEN;
 void *ct_cuda_wrap(const char *name, void *p)
 {
 	struct hook *h = hook_by_name(name);
-	void *real;
 
-	if (!h || !p)
-		return NULL;
-	if (p == h->wrapper || ct_addr_is_ours(p)) {
-		/* RTLD_DEFAULT found our own export: is there a real one at all? */
-		real = __atomic_load_n(&h->real, __ATOMIC_ACQUIRE);
-		if (!real)
-			real = ct_resolve_next(h->name, h->lib);
-		if (!real)
-			return NULL;
-		__atomic_store_n(&h->real, real, __ATOMIC_RELEASE);
-		return h->wrapper;
-	}
-	__atomic_store_n(&h->real, p, __ATOMIC_RELEASE);
-	return h->wrapper;
+	if (!h || !p || ct_addr_is_ours(p))
+		return p;
+	return bind_real(h, p);
 }
 
-/* the real function behind hook i; NULL when none can be found */
-static void *real_of(int i)
+/* the real function behind slot s of hook i; NULL when none is known.  Only
+ * the exported wrapper (slot 0) looks one up: linked code calls it without
+ * a dlsym that would have told us which library it means */
+static void *real_at(int i, int s)
 {
-	void *p = __atomic_load_n(&hooks[i].real, __ATOMIC_ACQUIRE);
+	void *p = __atomic_load_n(&hooks[i].real[s], __ATOMIC_ACQUIRE);
+	void *cur = NULL;
 
-	if (likely(p != NULL))
+	if (likely(p != NULL) || s != 0)
 		return p;
 	ct_ensure_init();
 	ct_busy++;
@@ -175,9 +175,84 @@ static void *real_of(int i)
 	p = ct_resolve_next(hooks[i].name, hooks[i].lib);
 	ct_dl_unpark();
 	ct_busy--;
-	if (p)
-		__atomic_store_n(&hooks[i].real, p, __ATOMIC_RELEASE);
+	if (p && !__atomic_compare_exchange_n(&hooks[i].real[0], &cur, p, false, __ATOMIC_ACQ_REL,
+					      __ATOMIC_ACQUIRE))
+		p = cur; /* bound meanwhile (by dlsym or another thread): use that */
 	return p;
+}
+
+/* ---- forgetting unloaded libraries -------------------------------------------------- */
+bool ct_cuda_bound(void) CT_HIDDEN;
+void ct_cuda_sweep(void) CT_HIDDEN;
+
+/* true when some slot holds a real function (dlclose checks before sweeping) */
+bool ct_cuda_bound(void)
+{
+	for (int i = 0; i < H__COUNT; i++)
+		for (int k = 0; k < CT_SLOTS; k++)
+			if (__atomic_load_n(&hooks[i].real[k], __ATOMIC_RELAXED))
+				return true;
+	return false;
+}
+
+struct sweep {
+	void *seen[H__COUNT][CT_SLOTS];   /* the real pointers when the sweep began */
+	bool live[H__COUNT][CT_SLOTS];    /* found inside a loaded object */
+};
+
+static int sweep_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct sweep *sw = data;
+
+	(void)size;
+	for (int j = 0; j < info->dlpi_phnum; j++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[j];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		for (int i = 0; i < H__COUNT; i++)
+			for (int k = 0; k < CT_SLOTS; k++) {
+				uintptr_t a = (uintptr_t)sw->seen[i][k];
+				if (a && a >= lo && a < hi)
+					sw->live[i][k] = true;
+			}
+	}
+	return 0;
+}
+
+/*
+ * After a dlclose that unloaded something: free every slot whose real
+ * function no longer lies in a loaded object, so that no wrapper jumps into
+ * memory that is gone (or holds another library now) and the next look-up
+ * binds the library loaded in its place.  A slot whose object is still there
+ * (another handle, RTLD_NODELETE) keeps its function: the program may still
+ * call through the pointer it got.
+ */
+void ct_cuda_sweep(void)
+{
+	struct sweep sw;
+	bool any = false;
+
+	memset(&sw, 0, sizeof sw);
+	for (int i = 0; i < H__COUNT; i++)
+		for (int k = 0; k < CT_SLOTS; k++) {
+			sw.seen[i][k] = __atomic_load_n(&hooks[i].real[k], __ATOMIC_ACQUIRE);
+			any |= sw.seen[i][k] != NULL;
+		}
+	if (!any)
+		return;
+	dl_iterate_phdr(sweep_object, &sw);
+	for (int i = 0; i < H__COUNT; i++)
+		for (int k = 0; k < CT_SLOTS; k++) {
+			void *cur = sw.seen[i][k];
+			if (!cur || sw.live[i][k])
+				continue;
+			/* only if it still holds what was checked: a slot bound meanwhile stays */
+			if (__atomic_compare_exchange_n(&hooks[i].real[k], &cur, NULL, false, __ATOMIC_ACQ_REL,
+							__ATOMIC_ACQUIRE))
+				ct_log(2, "%s: %p was unloaded, wrapper %d freed", hooks[i].name, sw.seen[i][k], k);
+		}
 }
 
 /* which exported variant of hook group `api` is the function at p? */
@@ -342,9 +417,9 @@ static void inject_value(unsigned call, int *value, struct outvals *o)
 #define RESTORE_ERRNO errno = saved_errno_
 
 /* ---- driver API ----------------------------------------------------------------------- */
-CUresult cuInit(unsigned flags)
+static CUresult cuInit_at(int s_, unsigned flags)
 {
-	CUresult (*real)(unsigned) = (CUresult (*)(unsigned))real_of(H_cuInit);
+	CUresult (*real)(unsigned) = (CUresult (*)(unsigned))real_at(H_cuInit, s_);
 	struct callrec c;
 	struct outvals o = { 0 };
 	int64_t r = CUDA_ERROR_NOT_INITIALIZED;
@@ -359,9 +434,9 @@ CUresult cuInit(unsigned flags)
 	return (CUresult)r;
 }
 
-CUresult cuDriverGetVersion(int *v)
+static CUresult cuDriverGetVersion_at(int s_, int *v)
 {
-	CUresult (*real)(int *) = (CUresult (*)(int *))real_of(H_cuDriverGetVersion);
+	CUresult (*real)(int *) = (CUresult (*)(int *))real_at(H_cuDriverGetVersion, s_);
 	struct callrec c;
 	struct outvals o = { 0 };
 	int64_t r = CUDA_ERROR_NOT_INITIALIZED;
@@ -381,9 +456,9 @@ CUresult cuDriverGetVersion(int *v)
 	return (CUresult)r;
 }
 
-CUresult cuDeviceGetCount(int *n)
+static CUresult cuDeviceGetCount_at(int s_, int *n)
 {
-	CUresult (*real)(int *) = (CUresult (*)(int *))real_of(H_cuDeviceGetCount);
+	CUresult (*real)(int *) = (CUresult (*)(int *))real_at(H_cuDeviceGetCount, s_);
 	struct callrec c;
 	struct outvals o = { 0 };
 	int64_t r = CUDA_ERROR_NOT_INITIALIZED;
@@ -403,9 +478,9 @@ CUresult cuDeviceGetCount(int *n)
 	return (CUresult)r;
 }
 
-CUresult cuDeviceGet(CUdevice *d, int ordinal)
+static CUresult cuDeviceGet_at(int s_, CUdevice *d, int ordinal)
 {
-	CUresult (*real)(CUdevice *, int) = (CUresult (*)(CUdevice *, int))real_of(H_cuDeviceGet);
+	CUresult (*real)(CUdevice *, int) = (CUresult (*)(CUdevice *, int))real_at(H_cuDeviceGet, s_);
 	struct callrec c;
 	struct outvals o = { 0 };
 	int64_t r = CUDA_ERROR_NOT_INITIALIZED;
@@ -424,10 +499,10 @@ CUresult cuDeviceGet(CUdevice *d, int ordinal)
 	return (CUresult)r;
 }
 
-CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
+static CUresult cuDeviceGetName_at(int s_, char *name, int len, CUdevice dev)
 {
 	CUresult (*real)(char *, int, CUdevice) =
-		(CUresult (*)(char *, int, CUdevice))real_of(H_cuDeviceGetName);
+		(CUresult (*)(char *, int, CUdevice))real_at(H_cuDeviceGetName, s_);
 	struct callrec c;
 	struct outvals o = { 0 };
 	int64_t r = CUDA_ERROR_NOT_INITIALIZED;
@@ -444,10 +519,10 @@ CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
 	return (CUresult)r;
 }
 
-CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
+static CUresult cuDevicePrimaryCtxRetain_at(int s_, CUcontext *ctx, CUdevice dev)
 {
 	CUresult (*real)(CUcontext *, CUdevice) =
-		(CUresult (*)(CUcontext *, CUdevice))real_of(H_cuDevicePrimaryCtxRetain);
+		(CUresult (*)(CUcontext *, CUdevice))real_at(H_cuDevicePrimaryCtxRetain, s_);
 	struct callrec c;
 	struct outvals o = { 0 };
 	int64_t r = CUDA_ERROR_NOT_INITIALIZED;
@@ -471,7 +546,7 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
 	struct callrec c;                                                             \
 	struct outvals o = { 0 };                                                     \
 	int64_t r = CUDA_ERROR_NOT_INITIALIZED;                                       \
-	void *real_ = real_of(H);                                                     \
+	void *real_ = real_at(H, s_);                                                     \
 	rec_enter(&c, CALL, 2, flags, dev, NULL);                                     \
 	if (!inject_before(CALL, NULL, &r, &o) && real_) {                            \
 		r = CALLREAL;                                                         \
@@ -489,31 +564,31 @@ typedef CUresult (*ctx_v2_fn)(CUcontext *, unsigned, CUdevice);
 typedef CUresult (*ctx_v3_fn)(CUcontext *, void *, int, unsigned, CUdevice);
 typedef CUresult (*ctx_v4_fn)(CUcontext *, void *, unsigned, CUdevice);
 
-CUresult cuCtxCreate(CUcontext *ctx, unsigned flags, CUdevice dev)
+static CUresult cuCtxCreate_at(int s_, CUcontext *ctx, unsigned flags, CUdevice dev)
 {
 	CTX_CREATE_BODY(H_cuCtxCreate, CT_CALL_cuCtxCreate, ((ctx_v2_fn)real_)(ctx, flags, dev));
 }
 
-CUresult cuCtxCreate_v2(CUcontext *ctx, unsigned flags, CUdevice dev)
+static CUresult cuCtxCreate_v2_at(int s_, CUcontext *ctx, unsigned flags, CUdevice dev)
 {
 	CTX_CREATE_BODY(H_cuCtxCreate_v2, CT_CALL_cuCtxCreate_v2, ((ctx_v2_fn)real_)(ctx, flags, dev));
 }
 
-CUresult cuCtxCreate_v3(CUcontext *ctx, void *params, int n, unsigned flags, CUdevice dev)
+static CUresult cuCtxCreate_v3_at(int s_, CUcontext *ctx, void *params, int n, unsigned flags, CUdevice dev)
 {
 	CTX_CREATE_BODY(H_cuCtxCreate_v3, CT_CALL_cuCtxCreate_v3,
 			((ctx_v3_fn)real_)(ctx, params, n, flags, dev));
 }
 
-CUresult cuCtxCreate_v4(CUcontext *ctx, void *params, unsigned flags, CUdevice dev)
+static CUresult cuCtxCreate_v4_at(int s_, CUcontext *ctx, void *params, unsigned flags, CUdevice dev)
 {
 	CTX_CREATE_BODY(H_cuCtxCreate_v4, CT_CALL_cuCtxCreate_v4,
 			((ctx_v4_fn)real_)(ctx, params, flags, dev));
 }
 
-CUresult cuCtxSetCurrent(CUcontext ctx)
+static CUresult cuCtxSetCurrent_at(int s_, CUcontext ctx)
 {
-	CUresult (*real)(CUcontext) = (CUresult (*)(CUcontext))real_of(H_cuCtxSetCurrent);
+	CUresult (*real)(CUcontext) = (CUresult (*)(CUcontext))real_at(H_cuCtxSetCurrent, s_);
 	struct callrec c;
 	struct outvals o = { 0 };
 	int64_t r = CUDA_ERROR_NOT_INITIALIZED;
@@ -568,6 +643,7 @@ static void gpa_exit(struct callrec *c, int64_t r, void *real_pfn, bool wrapped,
 static bool gpa_substitute(const char *sym, void **pfn, int ver)
 {
 	struct hook *h;
+	void *w;
 
 	if (!sym || !pfn || !*pfn)
 		return false;
@@ -580,15 +656,17 @@ static bool gpa_substitute(const char *sym, void **pfn, int ver)
 	ct_busy--;
 	if (!h)
 		return false;
-	__atomic_store_n(&h->real, *pfn, __ATOMIC_RELEASE);
-	*pfn = h->wrapper;
+	w = bind_real(h, *pfn);
+	if (w == *pfn)
+		return false; /* every wrapper of this name is taken */
+	*pfn = w;
 	return true;
 }
 
-CUresult cuGetProcAddress(const char *sym, void **pfn, int ver, uint64_t flags)
+static CUresult cuGetProcAddress_at(int s_, const char *sym, void **pfn, int ver, uint64_t flags)
 {
 	CUresult (*real)(const char *, void **, int, uint64_t) =
-		(CUresult (*)(const char *, void **, int, uint64_t))real_of(H_cuGetProcAddress);
+		(CUresult (*)(const char *, void **, int, uint64_t))real_at(H_cuGetProcAddress, s_);
 	struct callrec c;
 	struct outvals o = { 0 };
 	int64_t r = CUDA_ERROR_NOT_INITIALIZED;
@@ -609,10 +687,10 @@ CUresult cuGetProcAddress(const char *sym, void **pfn, int ver, uint64_t flags)
 	return (CUresult)r;
 }
 
-CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int ver, uint64_t flags, int *status)
+static CUresult cuGetProcAddress_v2_at(int s_, const char *sym, void **pfn, int ver, uint64_t flags, int *status)
 {
 	CUresult (*real)(const char *, void **, int, uint64_t, int *) =
-		(CUresult (*)(const char *, void **, int, uint64_t, int *))real_of(H_cuGetProcAddress_v2);
+		(CUresult (*)(const char *, void **, int, uint64_t, int *))real_at(H_cuGetProcAddress_v2, s_);
 	struct callrec c;
 	struct outvals o = { 0 };
 	int64_t r = CUDA_ERROR_NOT_INITIALIZED;
@@ -635,7 +713,7 @@ CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int ver, uint64_t flag
 
 /* ---- NVML ----------------------------------------------------------------------------- */
 #define NVML_INIT_BODY(H, CALL, ARGS, NARGS, A1)                                         \
-	nvmlReturn_t (*real)() = (nvmlReturn_t (*)())real_of(H);                          \
+	nvmlReturn_t (*real)() = (nvmlReturn_t (*)())real_at(H, s_);                          \
 	struct callrec c;                                                                 \
 	struct outvals o = { 0 };                                                         \
 	int64_t r = NVML_ERROR_UNINITIALIZED;                                             \
@@ -647,16 +725,16 @@ CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int ver, uint64_t flag
 	RESTORE_ERRNO;                                                                    \
 	return (nvmlReturn_t)r
 
-nvmlReturn_t nvmlInit(void) { NVML_INIT_BODY(H_nvmlInit, CT_CALL_nvmlInit, (), 0, 0); }
-nvmlReturn_t nvmlInit_v2(void) { NVML_INIT_BODY(H_nvmlInit_v2, CT_CALL_nvmlInit_v2, (), 0, 0); }
-nvmlReturn_t nvmlInitWithFlags(unsigned flags)
+static nvmlReturn_t nvmlInit_at(int s_) { NVML_INIT_BODY(H_nvmlInit, CT_CALL_nvmlInit, (), 0, 0); }
+static nvmlReturn_t nvmlInit_v2_at(int s_) { NVML_INIT_BODY(H_nvmlInit_v2, CT_CALL_nvmlInit_v2, (), 0, 0); }
+static nvmlReturn_t nvmlInitWithFlags_at(int s_, unsigned flags)
 {
 	NVML_INIT_BODY(H_nvmlInitWithFlags, CT_CALL_nvmlInitWithFlags, (flags), 1, flags);
 }
 
-nvmlReturn_t nvmlDeviceGetCount_v2(unsigned *n)
+static nvmlReturn_t nvmlDeviceGetCount_v2_at(int s_, unsigned *n)
 {
-	nvmlReturn_t (*real)(unsigned *) = (nvmlReturn_t (*)(unsigned *))real_of(H_nvmlDeviceGetCount_v2);
+	nvmlReturn_t (*real)(unsigned *) = (nvmlReturn_t (*)(unsigned *))real_at(H_nvmlDeviceGetCount_v2, s_);
 	struct callrec c;
 	struct outvals o = { 0 };
 	int64_t r = NVML_ERROR_UNINITIALIZED;
@@ -676,9 +754,9 @@ nvmlReturn_t nvmlDeviceGetCount_v2(unsigned *n)
 }
 
 /* ---- runtime ---------------------------------------------------------------------------- */
-static cudaError_t rt_out_int(int h, unsigned call, int *p)
+static cudaError_t rt_out_int(int h, unsigned call, int s_, int *p)
 {
-	cudaError_t (*real)(int *) = (cudaError_t (*)(int *))real_of(h);
+	cudaError_t (*real)(int *) = (cudaError_t (*)(int *))real_at(h, s_);
 	struct callrec c;
 	struct outvals o = { 0 };
 	int64_t r = cudaErrorInitializationError;
@@ -699,14 +777,16 @@ static cudaError_t rt_out_int(int h, unsigned call, int *p)
 	return (cudaError_t)r;
 }
 
-cudaError_t cudaGetDeviceCount(int *n) { return rt_out_int(H_cudaGetDeviceCount, CT_CALL_cudaGetDeviceCount, n); }
-cudaError_t cudaRuntimeGetVersion(int *v) { return rt_out_int(H_cudaRuntimeGetVersion, CT_CALL_cudaRuntimeGetVersion, v); }
-cudaError_t cudaDriverGetVersion(int *v) { return rt_out_int(H_cudaDriverGetVersion, CT_CALL_cudaDriverGetVersion, v); }
-cudaError_t cudaGetDevice(int *d) { return rt_out_int(H_cudaGetDevice, CT_CALL_cudaGetDevice, d); }
+#define RT_OUT_INT(n) \
+	static cudaError_t n##_at(int s_, int *p) { return rt_out_int(H_##n, CT_CALL_##n, s_, p); }
+RT_OUT_INT(cudaGetDeviceCount)
+RT_OUT_INT(cudaRuntimeGetVersion)
+RT_OUT_INT(cudaDriverGetVersion)
+RT_OUT_INT(cudaGetDevice)
 
-cudaError_t cudaSetDevice(int dev)
+static cudaError_t cudaSetDevice_at(int s_, int dev)
 {
-	cudaError_t (*real)(int) = (cudaError_t (*)(int))real_of(H_cudaSetDevice);
+	cudaError_t (*real)(int) = (cudaError_t (*)(int))real_at(H_cudaSetDevice, s_);
 	struct callrec c;
 	struct outvals o = { 0 };
 	int64_t r = cudaErrorInitializationError;
@@ -733,9 +813,9 @@ static bool hot_record_now(void)
 	return __atomic_fetch_add(&hot_seen, 1, __ATOMIC_RELAXED) < RT_HOT_RECORDED;
 }
 
-cudaError_t cudaFree(void *p)
+static cudaError_t cudaFree_at(int s_, void *p)
 {
-	cudaError_t (*real)(void *) = (cudaError_t (*)(void *))real_of(H_cudaFree);
+	cudaError_t (*real)(void *) = (cudaError_t (*)(void *))real_at(H_cudaFree, s_);
 	struct callrec c = { .on = false };
 	struct outvals o = { 0 };
 	int64_t r = cudaErrorInitializationError;
@@ -753,9 +833,9 @@ cudaError_t cudaFree(void *p)
 	return (cudaError_t)r;
 }
 
-cudaError_t cudaMalloc(void **p, size_t size)
+static cudaError_t cudaMalloc_at(int s_, void **p, size_t size)
 {
-	cudaError_t (*real)(void **, size_t) = (cudaError_t (*)(void **, size_t))real_of(H_cudaMalloc);
+	cudaError_t (*real)(void **, size_t) = (cudaError_t (*)(void **, size_t))real_at(H_cudaMalloc, s_);
 	struct callrec c = { .on = false };
 	struct outvals o = { 0 };
 	int64_t r = cudaErrorInitializationError;
@@ -777,3 +857,78 @@ cudaError_t cudaMalloc(void **p, size_t size)
 	RESTORE_ERRNO;
 	return (cudaError_t)r;
 }
+
+/* ---- entry points and the hook table ------------------------------------------------- */
+/* Each hook's exported definition (slot 0) and its trampolines (slots 1..3):
+ * the same body, told which slot's real function to call. */
+#define ENTRY_SLOT(RET, n, k, PARAMS, ...) \
+	static RET n##_s##k PARAMS { return n##_at(k, __VA_ARGS__); }
+#define ENTRY(RET, n, PARAMS, ...)                      \
+	RET n PARAMS { return n##_at(0, __VA_ARGS__); } \
+	ENTRY_SLOT(RET, n, 1, PARAMS, __VA_ARGS__)      \
+	ENTRY_SLOT(RET, n, 2, PARAMS, __VA_ARGS__)      \
+	ENTRY_SLOT(RET, n, 3, PARAMS, __VA_ARGS__)
+#define ENTRY0(RET, n)                                  \
+	RET n(void) { return n##_at(0); }               \
+	static RET n##_s1(void) { return n##_at(1); }   \
+	static RET n##_s2(void) { return n##_at(2); }   \
+	static RET n##_s3(void) { return n##_at(3); }
+
+ENTRY(CUresult, cuInit, (unsigned flags), flags)
+ENTRY(CUresult, cuDriverGetVersion, (int *v), v)
+ENTRY(CUresult, cuGetProcAddress, (const char *sym, void **pfn, int ver, uint64_t flags), sym, pfn, ver, flags)
+ENTRY(CUresult, cuGetProcAddress_v2, (const char *sym, void **pfn, int ver, uint64_t flags, int *status),
+      sym, pfn, ver, flags, status)
+ENTRY(CUresult, cuDeviceGetCount, (int *n), n)
+ENTRY(CUresult, cuDeviceGet, (CUdevice *d, int ordinal), d, ordinal)
+ENTRY(CUresult, cuDeviceGetName, (char *name, int len, CUdevice dev), name, len, dev)
+ENTRY(CUresult, cuDevicePrimaryCtxRetain, (CUcontext *ctx, CUdevice dev), ctx, dev)
+ENTRY(CUresult, cuCtxCreate, (CUcontext *ctx, unsigned flags, CUdevice dev), ctx, flags, dev)
+ENTRY(CUresult, cuCtxCreate_v2, (CUcontext *ctx, unsigned flags, CUdevice dev), ctx, flags, dev)
+ENTRY(CUresult, cuCtxCreate_v3, (CUcontext *ctx, void *params, int n, unsigned flags, CUdevice dev),
+      ctx, params, n, flags, dev)
+ENTRY(CUresult, cuCtxCreate_v4, (CUcontext *ctx, void *params, unsigned flags, CUdevice dev),
+      ctx, params, flags, dev)
+ENTRY(CUresult, cuCtxSetCurrent, (CUcontext ctx), ctx)
+ENTRY0(nvmlReturn_t, nvmlInit)
+ENTRY0(nvmlReturn_t, nvmlInit_v2)
+ENTRY(nvmlReturn_t, nvmlInitWithFlags, (unsigned flags), flags)
+ENTRY(nvmlReturn_t, nvmlDeviceGetCount_v2, (unsigned *n), n)
+ENTRY(cudaError_t, cudaGetDeviceCount, (int *n), n)
+ENTRY(cudaError_t, cudaSetDevice, (int dev), dev)
+ENTRY(cudaError_t, cudaFree, (void *p), p)
+ENTRY(cudaError_t, cudaMalloc, (void **p, size_t size), p, size)
+ENTRY(cudaError_t, cudaRuntimeGetVersion, (int *v), v)
+ENTRY(cudaError_t, cudaDriverGetVersion, (int *v), v)
+ENTRY(cudaError_t, cudaGetDevice, (int *d), d)
+
+_Static_assert(CT_SLOTS == 4, "ENTRY() and HOOK() spell out four slots");
+#define HOOK(n, api, lib)                                                                      \
+	[H_##n] = { #n, api, lib, CT_CALL_##n,                                                 \
+		    { (void *)n, (void *)n##_s1, (void *)n##_s2, (void *)n##_s3 }, { NULL } }
+static struct hook hooks[H__COUNT] = {
+	HOOK(cuInit, "cuInit", LIBCUDA),
+	HOOK(cuDriverGetVersion, "cuDriverGetVersion", LIBCUDA),
+	HOOK(cuGetProcAddress, "cuGetProcAddress", LIBCUDA),
+	HOOK(cuGetProcAddress_v2, "cuGetProcAddress", LIBCUDA),
+	HOOK(cuDeviceGetCount, "cuDeviceGetCount", LIBCUDA),
+	HOOK(cuDeviceGet, "cuDeviceGet", LIBCUDA),
+	HOOK(cuDeviceGetName, "cuDeviceGetName", LIBCUDA),
+	HOOK(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", LIBCUDA),
+	HOOK(cuCtxCreate, "cuCtxCreate", LIBCUDA),
+	HOOK(cuCtxCreate_v2, "cuCtxCreate", LIBCUDA),
+	HOOK(cuCtxCreate_v3, "cuCtxCreate", LIBCUDA),
+	HOOK(cuCtxCreate_v4, "cuCtxCreate", LIBCUDA),
+	HOOK(cuCtxSetCurrent, "cuCtxSetCurrent", LIBCUDA),
+	HOOK(nvmlInit, NULL, LIBNVML),
+	HOOK(nvmlInit_v2, NULL, LIBNVML),
+	HOOK(nvmlInitWithFlags, NULL, LIBNVML),
+	HOOK(nvmlDeviceGetCount_v2, NULL, LIBNVML),
+	HOOK(cudaGetDeviceCount, NULL, LIBCUDART),
+	HOOK(cudaSetDevice, NULL, LIBCUDART),
+	HOOK(cudaFree, NULL, LIBCUDART),
+	HOOK(cudaMalloc, NULL, LIBCUDART),
+	HOOK(cudaRuntimeGetVersion, NULL, LIBCUDART),
+	HOOK(cudaDriverGetVersion, NULL, LIBCUDART),
+	HOOK(cudaGetDevice, NULL, LIBCUDART),
+};

@@ -19,6 +19,10 @@
  * 2. dlerror() text is consumed by reading it.  When we read it to record a
  *    failure (or our own look-ups fail), we keep a per-thread copy and our
  *    dlerror hook hands it back, so the program sees what it would have seen.
+ *    glibc forgets a pending error at the start of every dlopen, dlmopen,
+ *    dlsym, dlvsym and dlclose (dlfcn/dlerror.c _dlerror_run; measured on
+ *    2.36: a failed dlsym, then a good one, then dlerror() gives NULL), so
+ *    each of those hooks forgets our copy too.
  */
 #include "shim.h"
 
@@ -130,6 +134,16 @@ static void internal_end(void)
 
 void ct_dl_park(void) { internal_begin(); }
 void ct_dl_unpark(void) { internal_end(); }
+
+/* The program called dlopen/dlmopen/dlsym/dlvsym/dlclose: glibc drops the
+ * error it had pending (the real call, or our first internal one, does that
+ * in glibc), we drop our copy.  Not for calls made while the shim itself is
+ * working: those are ours, and the program's error must survive them. */
+static inline void dl_call_starts(void)
+{
+	if (!ct_busy)
+		dlerr_pending = 0;
+}
 
 CT_EXPORT char *dlerror(void);
 char *dlerror(void)
@@ -407,12 +421,13 @@ void *dlopen(const char *file, int flags)
 		if (!ct_real.dlopen)
 			return NULL;
 	}
+	dl_call_starts();
 	if (dl_fast(file) && likely(!ct_inj_active))
 		return ct_real.dlopen(file, flags); /* sibling call: caller preserved */
 	pl.mopen = false;
 	pl.lmid = 0;
 	ct_busy++;
-	internal_begin();
+	internal_end(); /* the call resets the program's pending error: an injected failure too */
 	plan_dlopen(&pl, file, __builtin_return_address(0));
 	internal_end();
 	ct_busy--;
@@ -431,12 +446,13 @@ void *dlmopen(Lmid_t lmid, const char *file, int flags)
 		if (!ct_real.dlmopen)
 			return NULL;
 	}
+	dl_call_starts();
 	if (dl_fast(file) && likely(!ct_inj_active))
 		return ct_real.dlmopen(lmid, file, flags);
 	pl.mopen = true;
 	pl.lmid = lmid;
 	ct_busy++;
-	internal_begin();
+	internal_end(); /* the call resets the program's pending error: an injected failure too */
 	plan_dlopen(&pl, file, __builtin_return_address(0));
 	internal_end();
 	ct_busy--;
@@ -446,6 +462,164 @@ void *dlmopen(Lmid_t lmid, const char *file, int flags)
 }
 
 /* ---- dlsym / dlvsym ------------------------------------------------------------- */
+static void *sym_in(void *h, const char *name, const char *ver)
+{
+	return ver ? ct_real.dlvsym(h, name, ver) : ct_real.dlsym(h, name);
+}
+
+/* dladdr's file name for the object holding addr: its l_name, and for the
+ * main program (whose l_name is empty) the loader's argv[0] -- the name glibc
+ * puts in its messages (elf/dl-addr.c, DSO_FILENAME in elf/dl-lookup.c;
+ * measured on 2.36, also after the program changed argv[0]) */
+static bool file_of(const void *addr, const char **file)
+{
+	Dl_info info;
+	void *lm = NULL;
+
+	if (!addr || !ct_real.dladdr1 || !ct_real.dladdr1(addr, &info, &lm, RTLD_DL_LINKMAP))
+		return false;
+	*file = info.dli_fname;
+	return true;
+}
+
+static int first_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	*(const void **)data = info->dlpi_phdr; /* the main program comes first */
+	return 1;
+}
+
+static const char *main_file(void)
+{
+	const void *phdr = NULL;
+	const char *f = NULL;
+
+	dl_iterate_phdr(first_object, &phdr);
+	return file_of(phdr, &f) ? f : NULL;
+}
+
+/* the object glibc names when a look-up fails: the handle's, or for
+ * RTLD_DEFAULT the caller's (the main program when the caller is in none) */
+static const char *blame_file(void *h, const void *caller)
+{
+	struct link_map *lm = NULL;
+	const char *f = NULL;
+
+	if (h == RTLD_DEFAULT)
+		return file_of(caller, &f) ? f : main_file();
+	if (!ct_real.dlinfo || ct_real.dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0 || !lm)
+		return NULL;
+	if (lm->l_name && lm->l_name[0])
+		return lm->l_name;
+	return file_of(lm->l_ld, &f) ? f : main_file();
+}
+
+/* glibc's text for a symbol that is not there (elf/dl-lookup.c; the format
+ * measured on 2.36): "<file>: undefined symbol: <name>[, version <ver>]" */
+static void keep_undefined(const char *file, const char *name, const char *ver)
+{
+	if (!file)
+		file = "<main program>";
+	if (ver)
+		snprintf(dlerr_buf, sizeof dlerr_buf, "%s: undefined symbol: %s, version %s", file, name, ver);
+	else
+		snprintf(dlerr_buf, sizeof dlerr_buf, "%s: undefined symbol: %s", file, name);
+	dlerr_pending = 1;
+}
+
+/* RTLD_DEFAULT also covers a dlopen'ed caller's own dependencies (its local
+ * scope): the look-up through the caller's link map searches those.  When
+ * it fails, glibc's text names the caller, as RTLD_DEFAULT's does. */
+static void *in_caller_scope(const char *name, const char *ver, const void *caller)
+{
+	struct link_map *lm = NULL;
+	Dl_info info;
+	void *p;
+
+	if (!ct_real.dladdr1 || !ct_real.dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm) {
+		keep_undefined(main_file(), name, ver);
+		return NULL;
+	}
+	p = sym_in(lm, name, ver);
+	if (p && !ct_addr_is_ours(p))
+		return p;
+	if (p) /* the caller's scope holds the shim: the global one, searched already */
+		keep_undefined(info.dli_fname, name, ver);
+	else
+		keep_error(ct_real.dlerror());
+	return NULL;
+}
+
+/*
+ * An object that satisfies an RTLD_DEFAULT look-up is kept as long as the
+ * caller (elf/dl-lookup.c add_dependency): marked NODELETE when the caller is
+ * never unloaded (the main program, its dependencies, preloads -- and the
+ * shim), made a dependency of a dlopen'ed caller.  A definition found
+ * through RTLD_NEXT got neither: mark its object NODELETE as glibc would
+ * have (measured: without this, dlsym(RTLD_DEFAULT, "cuInit") from main,
+ * then dlclose, unloaded a libcuda that stays without the shim).  For a
+ * dlopen'ed caller that is a little stronger than glibc, never weaker.
+ */
+static void pin_like_glibc(const void *p)
+{
+	struct link_map *lm = NULL;
+	Dl_info info;
+	void *h;
+
+	if (!ct_real.dladdr1 || !ct_real.dladdr1(p, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm ||
+	    !lm->l_name || !lm->l_name[0])
+		return; /* the main program is never unloaded */
+	/* RTLD_NOLOAD matches the loaded object by this exact name; RTLD_NODELETE
+	 * on an object already there promotes it (dlopen(3)) */
+	h = ct_real.dlopen(lm->l_name, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
+	if (h)
+		ct_real.dlclose(h);
+	internal_end();
+}
+
+/*
+ * What the program's own look-up would have found without the shim.  The
+ * real dlsym runs with the shim as its caller, and a hooked name finds our
+ * own export first: the shim is in the global scope, and in the main
+ * program's.  So:
+ *  - our export found: the next definition after the shim in the same order
+ *    (RTLD_NEXT from the shim searches the rest of the global scope, which
+ *    is the main program's scope too); not the RTLD_LOCAL objects the
+ *    wrappers search when linked code calls them (ct_resolve_next): without
+ *    the shim a libcuda loaded RTLD_LOCAL is not in the default scope; for
+ *    RTLD_DEFAULT its object is pinned as glibc pins it (pin_like_glibc);
+ *  - RTLD_DEFAULT, nothing in the global scope: the caller's own scope;
+ *  - nothing: glibc's own text where one of our look-ups produced it with the
+ *    same object name, else the same text built as glibc builds it.
+ * glibc's error state is clear on return; a failure is in our copy.
+ */
+static void *lookup(void *h, const char *name, const char *ver, const void *caller)
+{
+	void *p = sym_in(h, name, ver);
+
+	if (p && !ct_addr_is_ours(p))
+		return p;
+	if (p) {
+		p = sym_in(RTLD_NEXT, name, ver);
+		if (p) {
+			if (h == RTLD_DEFAULT)
+				pin_like_glibc(p);
+			return p;
+		}
+		internal_end(); /* its text names the shim */
+		if (h != RTLD_DEFAULT) {
+			keep_undefined(blame_file(h, caller), name, ver);
+			return NULL;
+		}
+	} else if (h != RTLD_DEFAULT) {
+		keep_error(ct_real.dlerror()); /* names the handle's object, as it should */
+		return NULL;
+	} else {
+		internal_end(); /* names the shim, not the caller */
+	}
+	return in_caller_scope(name, ver, caller);
+}
+
 static __attribute__((noinline)) void *dlsym_slow(void *h, const char *name, const char *ver,
 						  const void *caller)
 {
@@ -471,48 +645,17 @@ static __attribute__((noinline)) void *dlsym_slow(void *h, const char *name, con
 	if (unlikely(ct_inj_active))
 		injected = ct_inject_dlsym(name, &rule);
 	if (injected == 2) {
-		char msg[300];
-		snprintf(msg, sizeof msg, "undefined symbol: %s", name);
-		keep_error(msg);
+		/* as if the symbol were not there; the program's older error is gone */
+		internal_end();
+		keep_undefined(blame_file(h, caller), name, ver);
+		internal_end();
 		p = NULL;
 	} else {
-		p = ver ? ct_real.dlvsym(h, name, ver) : ct_real.dlsym(h, name);
-	}
-	if (injected == 2) {
-		/* nothing more to look up */
-	} else if (!p && h == RTLD_DEFAULT) {
-		/* RTLD_DEFAULT also covers the caller's own dependencies (its local
-		 * scope); looking up through the caller's link map searches exactly those */
-		struct link_map *lm = NULL;
-		Dl_info info;
-		keep_error(ct_real.dlerror());
-		if (ct_real.dladdr1 && ct_real.dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) && lm) {
-			p = ver ? ct_real.dlvsym(lm, name, ver) : ct_real.dlsym(lm, name);
-			if (p)
-				dlerr_pending = 0;
-			else
-				internal_end();
-		}
-	} else if (!p) {
-		keep_error(ct_real.dlerror());
+		p = lookup(h, name, ver, caller);
 	}
 	out = p;
-	if (p && ct_cuda_is_hooked(name)) {
-		ct_busy++;
-		internal_begin();
+	if (p && ct_cuda_is_hooked(name))
 		out = ct_cuda_wrap(name, p);
-		internal_end();
-		ct_busy--;
-		if (!out && ct_addr_is_ours(p)) {
-			/* RTLD_DEFAULT found our export but no real definition exists:
-			 * answer as the loader would have without us */
-			char msg[300];
-			snprintf(msg, sizeof msg, "undefined symbol: %s", name);
-			keep_error(msg);
-		} else if (!out) {
-			out = p;
-		}
-	}
 	if (rec && ct_w_begin(&w, CT_REC_EXIT, call, ct_fsz(8) + ct_fsz(4) + (injected ? ct_fsz(8) : 0) +
 			      (!out && dlerr_pending ? ct_strsz(dlerr_buf, 512) : 0),
 			      injected ? CT_RF_INJECTED : 0)) {
@@ -539,6 +682,7 @@ void *dlsym(void *h, const char *name)
 		if (!ct_real.dlsym)
 			return NULL;
 	}
+	dl_call_starts();
 	/* RTLD_NEXT is relative to the caller: only a sibling call keeps that */
 	if (h == RTLD_NEXT || ct_busy || !sym_interesting(name))
 		return ct_real.dlsym(h, name);
@@ -560,6 +704,7 @@ void *dlvsym(void *h, const char *name, const char *ver)
 
 	/* glibc declares ver nonnull; a program may still pass NULL */
 	__asm__("" : "+r"(v));
+	dl_call_starts();
 	if (h == RTLD_NEXT || ct_busy || !sym_interesting(name) || !v)
 		return ct_real.dlvsym(h, name, ver);
 	ct_ensure_init();
@@ -569,17 +714,48 @@ void *dlvsym(void *h, const char *name, const char *ver)
 }
 
 /* ---- dlclose ------------------------------------------------------------------- */
+void ct_cuda_sweep(void) CT_HIDDEN;
+bool ct_cuda_bound(void) CT_HIDDEN;
+
+/* dl_iterate_phdr's count of objects unloaded so far; ULLONG_MAX: unknown */
+static int count_unloads(struct dl_phdr_info *info, size_t size, void *data)
+{
+	*(unsigned long long *)data =
+		size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs ? info->dlpi_subs
+											   : ULLONG_MAX;
+	return 1;
+}
+
+static unsigned long long unloads(void)
+{
+	unsigned long long n = ULLONG_MAX;
+
+	dl_iterate_phdr(count_unloads, &n);
+	return n;
+}
+
+/*
+ * Recorded for the NVIDIA libraries; and for any object while a wrapper
+ * holds a real function: when the call unloaded something (the library, or
+ * one it pulled in), the wrappers whose function went with it are freed
+ * (ct_cuda_sweep), else a later look-up and call would jump into memory that
+ * is gone.  Nothing after the real dlclose touches glibc's dlerror state.
+ */
 static __attribute__((noinline)) int dlclose_slow(void *h)
 {
 	struct link_map *lm = NULL;
 	struct ct_w w;
 	uint64_t seq = 0;
+	unsigned long long before = 0;
 	int r, saved;
-	bool rec = false;
+	bool rec = false, bound;
 
 	ct_busy++;
-	internal_begin();
-	if (ct_real.dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lib_interesting(lm->l_name))
+	bound = ct_cuda_bound();
+	if (bound)
+		before = unloads();
+	if (!ct_ready || ct_cfg.disabled || ct_real.dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0 || !lm ||
+	    !lib_interesting(lm->l_name))
 		lm = NULL;
 	internal_end();
 	ct_busy--;
@@ -593,6 +769,11 @@ static __attribute__((noinline)) int dlclose_slow(void *h)
 	}
 	r = ct_real.dlclose(h);
 	saved = errno;
+	if (bound && (before == ULLONG_MAX || unloads() != before)) {
+		ct_busy++;
+		ct_cuda_sweep();
+		ct_busy--;
+	}
 	if (rec && ct_w_begin(&w, CT_REC_EXIT, CT_CALL_dlclose, 0, 0)) {
 		ct_w_exit(&w, seq, r, 0);
 		ct_w_commit(&w);
@@ -612,7 +793,11 @@ int dlclose(void *h)
 	void *hh = h;
 
 	__asm__("" : "+r"(hh)); /* declared nonnull, may be NULL anyway */
-	if (!hh || ct_busy || !ct_ready || ct_cfg.disabled || !ct_real.dlinfo)
+	dl_call_starts();
+	if (!hh || ct_busy || !ct_real.dlinfo)
+		return ct_real.dlclose(h);
+	/* not recording (a wrapper may still hold a function: see dlclose_slow) */
+	if ((!ct_ready || ct_cfg.disabled) && !ct_cuda_bound())
 		return ct_real.dlclose(h);
 	return dlclose_slow(h);
 }

@@ -148,6 +148,7 @@ void ct_ring_commit(struct ct_ring *r, const struct ct_slot *s)
 	ct_ring_commit_at(r, s->phys, s->seq, s->held ? s->held : CT_TAG_BUSY, s->ctr);
 }
 
+
 /*
  * Take a new run of CT_CHUNK_SLOTS slots for writer c.  Nothing is written:
  * the records carved out of the run tag their own slots, and slots the run

@@ -167,7 +167,13 @@ static inline void ct_ring_commit_at(struct ct_ring *r, uint64_t p, uint64_t s, 
 {
 	uint64_t *t = &r->tags[p];
 
-	if (__builtin_expect(__atomic_load_n(t, __ATOMIC_RELAXED) != CT_TAG_MAKE(s, held), 0)) {
+	/* overtaken while writing: the ring has reserved our slots again (the
+	 * head slot first: reservations are in order), so whatever was written
+	 * there since is newer than us, or our bytes are in it (a newer record
+	 * that a reader then finds malformed); either way not ours to commit */
+	if (__builtin_expect((s >= r->init_slots &&
+			      __atomic_load_n(&r->hdr->head, __ATOMIC_RELAXED) > s + r->ring_slots) ||
+			     __atomic_load_n(t, __ATOMIC_RELAXED) != CT_TAG_MAKE(s, held), 0)) {
 		__atomic_fetch_add(&r->hdr->dropped, 1, __ATOMIC_RELAXED);
 		return;
 	}

@@ -137,23 +137,38 @@ void ct_warn_once(const char *fmt, ...)
 }
 
 /* ---- configuration ---------------------------------------------------------- */
+/* a decimal number of at most 9 digits at *p (no sign, no spaces); *p moves past it */
+static bool parse_dec(const char **p, unsigned *out)
+{
+	const char *s = *p;
+	unsigned v = 0;
+	int n = 0;
+
+	while (*s >= '0' && *s <= '9' && n < 9) {
+		v = v * 10 + (unsigned)(*s++ - '0');
+		n++;
+	}
+	if (!n || (*s >= '0' && *s <= '9'))
+		return false;
+	*p = s;
+	*out = v;
+	return true;
+}
+
 static uint64_t parse_size(const char *s, uint64_t dflt)
 {
-	char *end;
-	unsigned long long v;
+	unsigned n;
+	uint64_t v;
 
-	if (!s || !*s)
+	if (!s || !parse_dec(&s, &n))
 		return dflt;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return dflt;
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
+	v = n;
+	switch (*s) {
+	case 'k': case 'K': v <<= 10; s++; break;
+	case 'm': case 'M': v <<= 20; s++; break;
+	case 'g': case 'G': v <<= 30; s++; break;
 	}
-	if (*end)
+	if (*s)
 		return dflt;
 	if (v < CT_MIN_SIZE)
 		v = CT_MIN_SIZE;
@@ -170,9 +185,11 @@ static void read_config(void)
 
 	ct_cfg.secure = getauxval(AT_SECURE) != 0;
 	ct_cfg.disabled = ct_cfg.secure || (off && *off && strcmp(off, "0"));
-	ct_cfg.debug = dbg ? atoi(dbg) : 0;
-	if (ct_cfg.debug < 0 || ct_cfg.debug > 9)
-		ct_cfg.debug = 0;
+	{
+		unsigned lvl = 0;
+		const char *q = dbg;
+		ct_cfg.debug = q && parse_dec(&q, &lvl) && !*q && lvl <= 9 ? (int)lvl : 0;
+	}
 	ct_cfg.size = parse_size(getenv("CUTRACE_SIZE"), CT_DEFAULT_SIZE);
 	if (d && *d && strlen(d) < sizeof ct_cfg.dir - 64)
 		snprintf(ct_cfg.dir, sizeof ct_cfg.dir, "%s", d);
@@ -358,14 +375,12 @@ static void read_driver_version(const char *text)
 	/* first token N.N[.N] after the title (fact sheet §8: parse, don't index) */
 	for (const char *p = text; *p; p++) {
 		unsigned a = 0, b = 0, c = 0;
-		int n = 0;
-		if ((p == text || p[-1] == ' ') && *p >= '0' && *p <= '9' &&
-		    sscanf(p, "%u.%u%n", &a, &b, &n) == 2 && n > 2 && p[n - 1] != '.') {
-			const char *q = p + n;
+		const char *q = p;
+		if ((p == text || p[-1] == ' ') && parse_dec(&q, &a) && *q == '.' && (q++, parse_dec(&q, &b))) {
 			if (*q == '.') {
-				int m = 0;
-				if (sscanf(q, ".%u%n", &c, &m) == 1)
-					q += m;
+				const char *r = q + 1;
+				if (parse_dec(&r, &c))
+					q = r;
 			}
 			if (a >= 100 && a < 10000 && b < 1000 && c < 1000 && (*q == ' ' || *q == '\n' || !*q)) {
 				ct_drv_code = a * 1000000u + b * 1000u + c;

@@ -210,10 +210,9 @@ int ct_replay_rules(const char *path, const struct ct_verdict *v, char *rules, s
 			if (local[0] && !strcmp(local, ver)) {
 				const char *client = f->nv.handshake.client[0] ? f->nv.handshake.client
 						     : v->contract.libcuda_version;
-				unsigned cj, cn, kj, kn, kp;
-				if (client[0] && sscanf(client, "%u.%u", &cj, &cn) == 2 &&
-				    sscanf(local, "%u.%u.%u", &kj, &kn, &kp) == 3 &&
-				    (cj < kj || (cj == kj && cn < kn))) {
+				unsigned cv[2], kv[3];
+				if (ct_parse_version(client, cv, 2) == 2 && ct_parse_version(local, kv, 3) == 3 &&
+				    (cv[0] < kv[0] || (cv[0] == kv[0] && cv[1] < kv[1]))) {
 					/* the recorded client was older than its kernel.
 					 * Measured with libcuda 580.159.04 (tests/fixtures/
 					 * h200-580/README.md): a kernel that reports an older
@@ -221,7 +220,7 @@ int ct_replay_rules(const char *path, const struct ct_verdict *v, char *rules, s
 					 * newer patch level, is accepted; a newer minor or
 					 * major gives 803.  So the kernel here reports a minor
 					 * one above its own */
-					snprintf(bumped, sizeof bumped, "%u.%u.%02u", kj, kn + 1, kp);
+					snprintf(bumped, sizeof bumped, "%u.%u.%02u", kv[0], kv[1] + 1, kv[2]);
 					ver = bumped;
 				} else if (client[0]) {
 					ver = client;

@@ -206,9 +206,9 @@ int ct_spawn_traced(const struct ct_run_opts *o, char **argv, int *status_out)
 				continue;
 			memcpy(name, o->env[i], nl);
 			name[nl] = 0;
-			const char *old = getenv(name);
-			if (prepend && old && *old)
-				snprintf(val, sizeof val, "%s:%s", eq + 1, old);
+			const char *cur = getenv(name);
+			if (prepend && cur && *cur)
+				snprintf(val, sizeof val, "%s:%s", eq + 1, cur);
 			else
 				snprintf(val, sizeof val, "%s", eq + 1);
 			setenv(name, val, 1);

@@ -295,9 +295,9 @@ int cmd_show(int argc, char **argv)
 		return CT_EXIT_USAGE;
 	}
 
-	ctx.out = stdout;
 	ctx.out_path = out_path;
-	if (out_path && !(ctx.out = fopen(out_path, "w"))) {
+	ctx.out = out_path ? fopen(out_path, "w") : stdout;
+	if (!ctx.out) {
 		ct_err("%s: %s", out_path, strerror(errno));
 		free(args);
 		return CT_EXIT_USAGE;

@@ -91,7 +91,7 @@ int ct_driver_cuda_version(const char *driver_version)
 	if (!driver_version || parse_triplet(driver_version, v))
 		return 0;
 	for (size_t i = 0; i < sizeof driver_table / sizeof driver_table[0]; i++) {
-		const int *t = &driver_table[i].maj;
+		const int t[3] = { driver_table[i].maj, driver_table[i].min, driver_table[i].pat };
 		int cmp = v[0] != t[0] ? v[0] - t[0] : v[1] != t[1] ? v[1] - t[1] : v[2] - t[2];
 		if (cmp >= 0)
 			return driver_table[i].cuda;

@@ -684,8 +684,6 @@ static void contract(struct ct_diag *d, struct ct_verdict *v)
 	uint32_t k = d->drv;
 	int drv_cuda;
 
-	if (k)
-		snprintf(kv, sizeof kv, "%u.%02u.%02u", k / 1000000, k / 1000 % 1000, k % 1000);
 	/* print as the module does (580.159.04): minor is not zero padded */
 	if (k)
 		snprintf(kv, sizeof kv, "%u.%u.%02u", k / 1000000, k / 1000 % 1000, k % 1000);
@@ -852,8 +850,8 @@ void ct_diag_end(struct ct_diag *d, const struct ct_trace_stats *st, struct ct_v
 		v->layer = CT_LAYER_LOADER;
 		v->step = d->cuda_load.s.set ? d->cuda_load.s : final->s;
 		snprintf(v->summary, sizeof v->summary,
-			 "the CUDA toolkit's stub libcuda was loaded instead of the driver's (%s%s)",
-			 d->cuda_path[0] ? d->cuda_path : "libcuda", d->cuda_size ? "" : "");
+			 "the CUDA toolkit's stub libcuda was loaded instead of the driver's (%s)",
+			 d->cuda_path[0] ? d->cuda_path : "libcuda");
 		snprintf(v->fix, sizeof v->fix,
 			 "remove the toolkit's stubs directory (.../lib64/stubs, .../targets/*/lib/stubs) from "
 			 "LD_LIBRARY_PATH; it is only for linking");
@@ -962,8 +960,7 @@ void ct_diag_end(struct ct_diag *d, const struct ct_trace_stats *st, struct ct_v
 		break;
 	case 101:
 		snprintf(v->summary, sizeof v->summary, "%s asked for a device that does not exist (invalid device "
-			 "ordinal)%s%s%s", final->s.call, d->devcount_seen ? "; devices visible: " : "", "",
-			 d->cvd_set ? "" : "");
+			 "ordinal)%s", final->s.call, d->devcount_seen ? "; devices visible: " : "");
 		if (d->devcount_seen)
 			add(v->summary, sizeof v->summary, "%d", d->dev_count);
 		if (d->cvd_set)

@@ -4,6 +4,7 @@
  * 32-bit, foreign-machine or broken libcuda without running its code.
  */
 #include "elfinfo.h"
+#include "tracer.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -154,10 +155,10 @@ static bool is_driver_version_string(const char *s, size_t n)
 /* "580.159.04" -> comparable number */
 static uint64_t version_key(const char *s)
 {
-	unsigned a = 0, b = 0, c = 0;
+	unsigned v[3];
 
-	sscanf(s, "%u.%u.%u", &a, &b, &c);
-	return (uint64_t)a * 1000000000ull + (uint64_t)b * 1000000ull + c;
+	ct_parse_version(s, v, 3);
+	return (uint64_t)v[0] * 1000000000ull + (uint64_t)v[1] * 1000000ull + v[2];
 }
 
 /*

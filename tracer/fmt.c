@@ -169,7 +169,7 @@ int ct_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 				if (len == -1)
 					s = (short)s;
 				else if (len == -2)
-					s = (signed char)s;
+					s = ((s & 0xff) ^ 0x80) - 0x80; /* hh: the low byte, sign-extended */
 				neg = s < 0;
 				v = neg ? (uint64_t)0 - (uint64_t)s : (uint64_t)s;
 			} else {
@@ -211,7 +211,7 @@ int ct_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 			/* floating point: one conversion through libc, with the
 			 * width and precision already read spelled out */
 			char spec[48], tmp[512];
-			int n = 0;
+			int n;
 			if (c == 'f' || c == 'F' || c == 'e' || c == 'E' || c == 'g' || c == 'G' ||
 			    c == 'a' || c == 'A') {
 				double d = va_arg(ap, double);

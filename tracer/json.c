@@ -75,7 +75,9 @@ static void indent(struct ct_json *j)
 	if (!j->pretty)
 		return;
 	PUT('\n', j);
-	put_str(j, spaces, (size_t)(2 * j->depth) < sizeof spaces - 1 ? (size_t)(2 * j->depth) : sizeof spaces - 1);
+	size_t n = 2 * (size_t)j->depth;
+
+	put_str(j, spaces, n < sizeof spaces - 1 ? n : sizeof spaces - 1);
 }
 
 /* separator before a value or a key at the current level */

@@ -213,6 +213,31 @@ int ct_parse_nvrm_version(const char *line, char *ver, size_t len, const char **
 	return -1;
 }
 
+/* "195 nvidia-frontend" (leading blanks allowed): major and name */
+static bool parse_devices_line(const char *l, int *maj, char *name, size_t len)
+{
+	char *end;
+	long v;
+	size_t n;
+
+	while (*l == ' ' || *l == '\t')
+		l++;
+	if (!(*l >= '0' && *l <= '9'))
+		return false;
+	v = strtol(l, &end, 10);
+	if (v > 4095 || (*end != ' ' && *end != '\t'))
+		return false;
+	while (*end == ' ' || *end == '\t')
+		end++;
+	n = strcspn(end, " \t\r\n");
+	if (!n || n >= len)
+		return false;
+	memcpy(name, end, n);
+	name[n] = 0;
+	*maj = (int)v;
+	return true;
+}
+
 static void read_proc_devices(struct ct_mctx *c)
 {
 	struct ct_kmod *k = &c->r->kmod;
@@ -233,7 +258,7 @@ static void read_proc_devices(struct ct_mctx *c)
 		}
 		if (!strncmp(l, "Block devices", 13))
 			chr = false;
-		if (!chr || sscanf(l, "%d %63s", &maj, name) != 2)
+		if (!chr || !parse_devices_line(l, &maj, name, sizeof name))
 			continue;
 		if (!strcmp(name, "nvidia"))
 			k->major_nvidia = maj;
@@ -648,8 +673,8 @@ static void open_failure(struct ct_mctx *c, const struct ct_devnode *n)
 		ct_m_fix(f, "nvidia-smi -q | grep -iE 'compute mode|pending|retired'");
 		break;
 	default:
-		f = ct_m_add(c, CT_SEC_DEVICES, sev, layer, "cannot open %s: %s (%s)", n->path, en,
-			     strerror(n->open_errno));
+		(void)ct_m_add(c, CT_SEC_DEVICES, sev, layer, "cannot open %s: %s (%s)", n->path, en,
+			       strerror(n->open_errno));
 		break;
 	}
 }
@@ -833,7 +858,7 @@ static void collect_container(struct ct_mctx *c)
 	if (ct_m_read(c, "/proc/self/status", buf, sizeof buf) > 0) {
 		const char *p = strstr(buf, "NoNewPrivs:");
 		if (p)
-			k->no_new_privs = atoi(p + 11);
+			k->no_new_privs = (int)strtol(p + 11, NULL, 10);
 	}
 	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
 		size_t used = strlen(k->toolkit_files);

@@ -561,7 +561,7 @@ static void cudart_version_hint(struct ct_cudart *k)
 	}
 	snprintf(p, sizeof p, "%s/../include/cuda_runtime_api.h", dir);
 	if (read_small(p, buf, sizeof buf) && (s = strstr(buf, "#define CUDART_VERSION"))) {
-		int cv = atoi(s + 22);
+		int cv = (int)strtol(s + 22, NULL, 10);
 		if (cv / 1000 == major) {
 			k->cuda_version = cv;
 			snprintf(k->version_from, sizeof k->version_from, "include/cuda_runtime_api.h");

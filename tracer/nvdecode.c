@@ -1164,10 +1164,8 @@ static void check_node(struct dctx *c, const struct ct_nv_escape *e)
 	}
 	if (o->nr == NR_RM_ALLOC && event_class(blk_u32_or(&c->before, 12, 0)))
 		rule = CT_NODE_RULE_ANY;
-	if (rule == CT_NODE_RULE_CTL && kind != CT_NODE_CTL)
-		warnf(o, "wrong node: %s must go to %s, sent to %s (the kernel answers -EINVAL)",
-		      o->short_name, node_rule_text(rule), o->node_name);
-	else if (rule == CT_NODE_RULE_GPU && kind != CT_NODE_GPU)
+	if ((rule == CT_NODE_RULE_CTL && kind != CT_NODE_CTL) ||
+	    (rule == CT_NODE_RULE_GPU && kind != CT_NODE_GPU))
 		warnf(o, "wrong node: %s must go to %s, sent to %s (the kernel answers -EINVAL)",
 		      o->short_name, node_rule_text(rule), o->node_name);
 }

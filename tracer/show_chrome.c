@@ -475,7 +475,7 @@ static void slice_name(struct chrome_state *s, const struct ct_show_event *e, ch
 	const struct ct_desc *d = e->d;
 	const struct ct_nv_ioctl *nv = &s->nv;
 	char base[200];
-	int n = 0;
+	int n;
 
 	if (d->is_ioctl && nv->family != CT_NV_FAM_NOT_NVIDIA && nv->short_name[0]) {
 		n = snprintf(base, sizeof base, "%s", nv->short_name);
@@ -486,7 +486,7 @@ static void slice_name(struct chrome_state *s, const struct ct_show_event *e, ch
 		else if (nv->args == CT_NV_A_RM_ALLOC_MEMORY)
 			n += snprintf(base + n, sizeof base - (size_t)n, " %s", nv->u.alloc_memory.class_name);
 		if (nv->via_xfer && n < (int)sizeof base)
-			snprintf(base + n, sizeof base - (size_t)n, " (XFER)");
+			(void)snprintf(base + n, sizeof base - (size_t)n, " (XFER)");
 	} else if (d->is_ioctl && nv->name[0] && strcmp(nv->name, "ioctl")) {
 		snprintf(base, sizeof base, "ioctl %s", nv->name);
 	} else {

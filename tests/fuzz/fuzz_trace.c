@@ -102,8 +102,11 @@ static int on_event(const struct ct_event *ev, void *user)
 		walk_fields(z, &ev->enter);
 	if (ev->has_exit)
 		walk_fields(z, &ev->exit);
-	for (uint16_t tag = 0; tag < CT_FLD__COUNT + 2; tag++)
-		if (ct_ev_field(ev, tag, &f))
+	/* exit first, then enter: a few tags of every kind of call */
+	static const uint16_t tags[] = { CT_FLD_PATH, CT_FLD_BLOCK, CT_FLD_SYMBOL, CT_FLD_FILLER,
+					 CT_FLD__COUNT + 1 };
+	for (unsigned i = 0; i < sizeof tags / sizeof tags[0]; i++)
+		if (ct_ev_field(ev, tags[i], &f))
 			z->sum += f.len;
 	z->sum += (uintptr_t)ct_call_name(ev->call)[0] + (unsigned)ct_call_family(ev->call);
 
@@ -147,13 +150,12 @@ static void read_context(struct fz *z)
 	char buf[256];
 	uint16_t len;
 
-	for (uint16_t tag = 0; tag < CT_CTX__COUNT + 2; tag++)
-		for (unsigned i = 0; i < 4; i++) {
-			if (ct_trace_ctx(z->t, tag, i, &len))
-				z->sum += len;
-			if (ct_trace_ctx_str(z->t, tag, i, buf, sizeof buf))
-				z->sum += (unsigned char)buf[0];
-		}
+	for (uint16_t tag = 0; tag < CT_CTX__COUNT + 2; tag++) {
+		if (ct_trace_ctx(z->t, tag, 1, &len))
+			z->sum += len;
+		if (ct_trace_ctx_str(z->t, tag, 0, buf, sizeof buf))
+			z->sum += (unsigned char)buf[0];
+	}
 	if (ct_trace_env(z->t, "CUDA_VISIBLE_DEVICES", buf, sizeof buf))
 		z->sum += (unsigned char)buf[0];
 	if (ct_trace_env(z->t, "", buf, sizeof buf))
