@@ -112,7 +112,7 @@ static int on_event(const struct ct_event *ev, void *user)
 		it->c->t0_ns = ev->t_ns;
 		it->c->have_t0 = true;
 	}
-	ct_describe(it->c->trace, ev, &it->d);
+	ct_describe_ex(it->c->trace, ev, &it->d, it->ops->wants_args ? CT_DESC_ARGS : 0);
 	ct_diag_event(it->diag, ev, &it->d);
 	se.ev = ev;
 	se.d = &it->d;

@@ -690,6 +690,11 @@ static bool family_ok(const struct ct_event *ev, const struct ct_desc *d)
 
 void ct_describe(const struct ct_trace *t, const struct ct_event *ev, struct ct_desc *d)
 {
+	ct_describe_ex(t, ev, d, CT_DESC_ARGS);
+}
+
+void ct_describe_ex(const struct ct_trace *t, const struct ct_event *ev, struct ct_desc *d, unsigned what)
+{
 	/* clear only the header part: the arena needs no zeroing */
 	memset(d, 0, offsetof(struct ct_desc, arena));
 	d->call = ct_call_name(ev->call);
@@ -720,7 +725,8 @@ void ct_describe(const struct ct_trace *t, const struct ct_event *ev, struct ct_
 		d->ok = d->returned && family_ok(ev, d);
 	}
 	describe_inject(ev, d);
-	collect_args(d, ev);
+	if (what & CT_DESC_ARGS)
+		collect_args(d, ev);
 }
 
 bool ct_desc_json_raw;

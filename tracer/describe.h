@@ -106,6 +106,12 @@ struct ct_desc {
 
 /* Describe one event (d is overwritten).  t gives the driver version for names. */
 void ct_describe(const struct ct_trace *t, const struct ct_event *ev, struct ct_desc *d);
+/* The same, with the key/value arguments (nargs, args[]) only when `what`
+ * has CT_DESC_ARGS: the text timeline and the diagnosis use the strings
+ * alone, and collecting every field as an argument is a good part of the
+ * cost per event.  ct_describe() is ct_describe_ex(..., CT_DESC_ARGS). */
+#define CT_DESC_ARGS 1u
+void ct_describe_ex(const struct ct_trace *t, const struct ct_event *ev, struct ct_desc *d, unsigned what);
 
 /* Write d's arguments as one JSON object value ({"path": "...", ...}).
  * Raw memory (parameter blocks, payloads) is written as a hex string only

@@ -1127,7 +1127,7 @@ static int diag_cb(const struct ct_event *ev, void *user)
 {
 	struct diag_run *r = user;
 
-	ct_describe(r->d->t, ev, &r->desc);
+	ct_describe_ex(r->d->t, ev, &r->desc, 0);
 	ct_diag_event(r->d, ev, &r->desc);
 	return 0;
 }
@@ -1200,7 +1200,7 @@ static int ctx_cb(const struct ct_event *ev, void *user)
 	ct_nv_devmap_track(&r->devmap, ev);
 	if (r->found && !r->after_left)
 		return 1;
-	ct_describe(r->t, ev, &r->desc);
+	ct_describe_ex(r->t, ev, &r->desc, 0);
 	if (!r->found) {
 		fmt_line(r, ev, r->ring[r->head], sizeof r->ring[0]);
 		r->head = (r->head + 1) % CTX_LINES;

@@ -43,6 +43,7 @@ struct ct_show_event {
 
 struct ct_show_ops {
 	const char *name;
+	bool wants_args;         /* events need ct_desc's key/value args (JSON, Chrome) */
 	/* every hook may be NULL; a non-zero return stops the output (exit 2) */
 	int (*begin)(struct ct_show_ctx *c);
 	int (*process_begin)(struct ct_show_ctx *c, struct ct_trace *t);

@@ -732,6 +732,7 @@ static int chrome_process_end(struct ct_show_ctx *c, struct ct_trace *t, const s
 
 const struct ct_show_ops ct_show_chrome_ops = {
 	.name = "chrome",
+	.wants_args = true,
 	.begin = chrome_begin,
 	.process_begin = chrome_process_begin,
 	.event = chrome_event,

@@ -295,6 +295,7 @@ static int json_process_end(struct ct_show_ctx *c, struct ct_trace *t, const str
 
 const struct ct_show_ops ct_show_json_ops = {
 	.name = "json",
+	.wants_args = true,
 	.begin = json_begin,
 	.process_begin = json_process_begin,
 	.event = json_event,
