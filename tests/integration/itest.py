@@ -708,7 +708,23 @@ def t_shim_exports():
                  "%s:%d calls dl%ssym directly" % (name, line, m.group(1)), ctx)
 
 
+def load_modules():
+    """Tests of an area may live in tests/integration/it_AREA.py: each runs with
+    this module's names (test, need, cutrace_run, rig_env, ...) in scope."""
+    import glob
+    import importlib.util
+    here = os.path.dirname(os.path.abspath(__file__))
+    shared = {k: v for k, v in globals().items() if not k.startswith("__")}
+    for path in sorted(glob.glob(os.path.join(here, "it_*.py"))):
+        name = os.path.basename(path)[:-3]
+        spec = importlib.util.spec_from_file_location(name, path)
+        mod = importlib.util.module_from_spec(spec)
+        mod.__dict__.update(shared)
+        spec.loader.exec_module(mod)
+
+
 def main():
+    load_modules()
     if len(sys.argv) > 1 and sys.argv[1] == "--list":
         print("\n".join(sorted(TESTS)))
         return 0

@@ -9,6 +9,9 @@ set_target_properties(cutrace_when_threads PROPERTIES OUTPUT_NAME when_threads
 target_link_libraries(cutrace_when_threads PRIVATE dl pthread)
 
 find_program(CUTRACE_PY3 python3 REQUIRED)
+# the test list comes from itest.py and its it_*.py modules: re-list when they change
+file(GLOB _it_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/itest.py ${CMAKE_CURRENT_LIST_DIR}/it_*.py)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_it_sources})
 execute_process(COMMAND ${CUTRACE_PY3} ${CMAKE_CURRENT_LIST_DIR}/itest.py --list
   OUTPUT_VARIABLE _it_list OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE _it_rc)
 if(NOT _it_rc EQUAL 0)
