@@ -76,6 +76,55 @@ int ct_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 		emit(&o, f, (size_t)(pct - f));
 		f = pct + 1;
 
+		/* most conversions of the hot formats are plain: %s, %d, %u, %x
+		 * with an optional l or ll and no flags, width or precision */
+		{
+			const char *q = f;
+			int l = 0;
+			while (*q == 'l' && l < 2) {
+				q++;
+				l++;
+			}
+			if (*q == 's' && !l) {
+				const char *s = va_arg(ap, const char *);
+				if (!s)
+					s = "(null)";
+				emit(&o, s, strlen(s));
+				f = q + 1;
+				continue;
+			}
+			if (*q == 'd' || *q == 'u' || *q == 'x') {
+				char nb[24];
+				int k = (int)sizeof nb;
+				uint64_t v;
+				bool neg = false;
+				if (*q == 'd') {
+					int64_t s = l == 2 ? va_arg(ap, long long) : l ? va_arg(ap, long) : va_arg(ap, int);
+					neg = s < 0;
+					v = neg ? (uint64_t)0 - (uint64_t)s : (uint64_t)s;
+				} else {
+					v = l == 2 ? va_arg(ap, unsigned long long) : l ? va_arg(ap, unsigned long)
+										: va_arg(ap, unsigned);
+				}
+				if (*q == 'x') {
+					do {
+						nb[--k] = "0123456789abcdef"[v & 15];
+						v >>= 4;
+					} while (v);
+				} else {
+					do {
+						nb[--k] = (char)('0' + v % 10);
+						v /= 10;
+					} while (v);
+				}
+				if (neg)
+					nb[--k] = '-';
+				emit(&o, nb + k, sizeof nb - (size_t)k);
+				f = q + 1;
+				continue;
+			}
+		}
+
 		bool left = false, zero = false, plus = false, space = false, alt = false;
 		int width = -1, prec = -1, len = 0; /* len: -2 hh, -1 h, 0, 1 l, 2 ll/j/z/t */
 		const char *spec_start = pct;
