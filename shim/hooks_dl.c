@@ -308,6 +308,43 @@ static void plan_dlopen(struct dlplan *pl, const char *file, const void *caller)
 }
 
 /* ---- recording ------------------------------------------------------------------- */
+/*
+ * The canonical path of a loaded object, without realpath() (which may
+ * allocate for a long path): open its file O_PATH and read the fd's link in
+ * /proc.  Also gives its size (fstat of the O_PATH fd).  false when that
+ * fails (no /proc, a file deleted since it was loaded): the caller keeps
+ * the loader's own name.  errno is preserved.
+ */
+static bool object_path(const char *name, char *out, size_t outlen, struct stat *st, bool *have_st)
+{
+	char link[32] = "/proc/self/fd/", digits[12];
+	int saved = errno, fd, k = 0, i = 14;
+	ssize_t n;
+
+	*have_st = false;
+	fd = ct_sys_open(name, O_PATH | O_CLOEXEC, 0);
+	if (fd < 0) {
+		errno = saved;
+		return false;
+	}
+	for (unsigned v = (unsigned)fd; k == 0 || v; v /= 10)
+		digits[k++] = (char)('0' + v % 10);
+	while (k)
+		link[i++] = digits[--k];
+	link[i] = 0;
+	n = readlink(link, out, outlen - 1);
+	*have_st = fstat(fd, st) == 0;
+	ct_sys_close(fd);
+	errno = saved;
+	if (n <= 0 || (size_t)n >= outlen - 1 || out[0] != '/')
+		return false;
+	out[n] = 0;
+	/* the object's file was replaced or removed since it was opened */
+	if ((size_t)n > 10 && !memcmp(out + n - 10, " (deleted)", 10))
+		return false;
+	return true;
+}
+
 static void record_dlopen_exit(struct ct_w *w, unsigned call, uint64_t seq, void *h,
 			       const struct dlplan *pl, const char *errtext, int injected, uint32_t rule)
 {
@@ -320,14 +357,17 @@ static void record_dlopen_exit(struct ct_w *w, unsigned call, uint64_t seq, void
 	real[0] = 0;
 	if (h && ct_real.dlinfo && ct_real.dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name &&
 	    lm->l_name[0]) {
-		if (realpath(lm->l_name, real))
-			have_real = true;
-		else
-			have_real = snprintf(real, sizeof real, "%s", lm->l_name) > 0;
+		have_real = object_path(lm->l_name, real, sizeof real, &st, &have_size);
+		if (!have_real) {
+			size_t n = strnlen(lm->l_name, sizeof real - 1);
+			memcpy(real, lm->l_name, n);
+			real[n] = 0;
+			have_real = n > 0;
+			have_size = have_real && stat(real, &st) == 0;
+		}
 	}
 	if (have_real) {
 		kind = ct_lib_kind(real);
-		have_size = stat(real, &st) == 0;
 	} else {
 		kind = ct_lib_kind(pl->path);
 	}
@@ -631,6 +671,7 @@ static __attribute__((noinline)) void *dlsym_slow(void *h, const char *name, con
 	unsigned call = ver ? CT_CALL_dlvsym : CT_CALL_dlsym;
 	int injected = 0;
 	uint32_t rule = 0;
+	bool unwrapped = false;
 
 	rec = ct_w_begin(&w, CT_REC_ENTER, call,
 			 ct_fsz(8) + ct_strsz(name, 256) + (ver ? ct_strsz(ver, 64) : 0), 0);
@@ -654,8 +695,11 @@ static __attribute__((noinline)) void *dlsym_slow(void *h, const char *name, con
 		p = lookup(h, name, ver, caller);
 	}
 	out = p;
-	if (p && ct_cuda_is_hooked(name))
+	if (p && ct_cuda_is_hooked(name)) {
 		out = ct_cuda_wrap(name, p);
+		/* every wrapper of this name holds another library's function */
+		unwrapped = out == p && !ct_addr_is_ours(p);
+	}
 	if (rec && ct_w_begin(&w, CT_REC_EXIT, call, ct_fsz(8) + ct_fsz(4) + (injected ? ct_fsz(8) : 0) +
 			      (!out && dlerr_pending ? ct_strsz(dlerr_buf, 512) : 0),
 			      injected ? CT_RF_INJECTED : 0)) {
@@ -670,6 +714,9 @@ static __attribute__((noinline)) void *dlsym_slow(void *h, const char *name, con
 		}
 		ct_w_commit(&w);
 	}
+	if (unlikely(unwrapped))
+		ct_mark_degraded("a CUDA function was handed out unwrapped (all its wrappers taken): "
+				 "calls through it are not recorded");
 	errno = saved;
 	return out;
 }

@@ -206,33 +206,46 @@ static void forget_fd(int fd)
 		__atomic_store_n(&ct_fdnode[fd], 0, __ATOMIC_RELAXED);
 }
 
-int ct_inject_open(unsigned call, const char *path, int flags, int *err, uint32_t *rule) CT_HIDDEN;
+int ct_inject_open(unsigned call, const char *path, int flags, int *err, uint32_t *rule,
+		   uint64_t *delay_ns) CT_HIDDEN;
+void ct_sleep_ns(uint64_t ns) CT_HIDDEN;
 
-static void record_open(unsigned call, int dirfd, const char *path, int flags, mode_t mode,
-			uint32_t node, int fd, int err, uint64_t t0, uint32_t inj_rule, int injected /* CT_INJ_* */)
+static bool is_at(unsigned call)
 {
-	struct ct_w w;
-	bool at = call == CT_CALL_openat || call == CT_CALL_openat64 ||
-		  call == CT_CALL___openat_2 || call == CT_CALL___openat64_2;
+	return call == CT_CALL_openat || call == CT_CALL_openat64 || call == CT_CALL___openat_2 ||
+	       call == CT_CALL___openat64_2;
+}
+
+/* The enter record of an open; false when nothing is recorded.  ct_w_begin
+ * creates the trace file (first event of the process) before it stamps the
+ * record, so the call's duration never includes that. */
+static bool open_enter(struct ct_w *w, unsigned call, int dirfd, const char *path, int flags,
+		       mode_t mode, uint32_t node, uint32_t rflags)
+{
+	bool at = is_at(call);
 	uint32_t psz = ct_strsz(path, 1024) + ct_fsz(4) * 2 + (has_mode(flags) ? ct_fsz(4) : 0) +
 		       (at ? ct_fsz(4) : 0);
-	uint64_t seq;
+
+	if (!ct_w_begin(w, CT_REC_ENTER, call, psz, rflags))
+		return false;
+	ct_w_str(w, CT_FLD_PATH, path, 1024);
+	if (at)
+		ct_w_u32(w, CT_FLD_DIRFD, (uint32_t)dirfd);
+	ct_w_u32(w, CT_FLD_OFLAGS, (uint32_t)flags);
+	if (has_mode(flags))
+		ct_w_u32(w, CT_FLD_MODE, (uint32_t)mode);
+	ct_w_u32(w, CT_FLD_NODE, node);
+	ct_w_commit(w);
+	return true;
+}
+
+static void open_exit(unsigned call, uint64_t seq, uint32_t node, int fd, int err, uint32_t inj_rule,
+		      int injected /* CT_INJ_* */)
+{
+	struct ct_w w;
 	struct stat st;
 	uint64_t rdev = 0;
 	bool have_rdev = false;
-
-	if (!ct_w_begin(&w, CT_REC_ENTER, call, psz, 0))
-		return;
-	w.s.rec->t_ns = t0;
-	seq = w.s.seq;
-	ct_w_str(&w, CT_FLD_PATH, path, 1024);
-	if (at)
-		ct_w_u32(&w, CT_FLD_DIRFD, (uint32_t)dirfd);
-	ct_w_u32(&w, CT_FLD_OFLAGS, (uint32_t)flags);
-	if (has_mode(flags))
-		ct_w_u32(&w, CT_FLD_MODE, (uint32_t)mode);
-	ct_w_u32(&w, CT_FLD_NODE, node);
-	ct_w_commit(&w);
 
 	if (fd >= 0 && real_fstat(fd, &st) == 0 && S_ISCHR(st.st_mode)) {
 		rdev = ((uint64_t)major(st.st_rdev) << 32) | minor(st.st_rdev);
@@ -253,21 +266,41 @@ static void record_open(unsigned call, int dirfd, const char *path, int flags, m
 	ct_w_commit(&w);
 }
 
-/* Everything about an open that is not the plain pass-through. */
+/* remember what an fd returned by a recorded open is */
+static void note_fd(int fd, uint32_t node)
+{
+	if (fd < 0)
+		return;
+	if ((unsigned)fd < CT_MAX_FDS)
+		__atomic_store_n(&ct_fdnode[fd], node ? node : NODE(CT_NODE_OTHER, 0), __ATOMIC_RELAXED);
+	else
+		ct_mark_degraded("an NVIDIA device fd above 65535 is not tracked: its ioctls are not recorded");
+}
+
+/*
+ * Everything about an open that is not the plain pass-through.  A path that
+ * names an NVIDIA node (or that an injection rule matches) is recorded on
+ * entry, before the real call and before an injected delay, so an open that
+ * hangs or dies shows as "entered, never returned".  A /dev node under
+ * another name is only recognised by its device number once it is open:
+ * recorded after the fact, its duration is not measured (nothing is added
+ * to the open of a /dev file that turns out not to be NVIDIA's).
+ */
 static int open_slow(unsigned call, int dirfd, const char *path, int flags, mode_t mode)
 {
+	struct ct_w w;
 	uint32_t node, rule = 0;
-	uint64_t t0;
-	int fd, err, inj_err = 0, injected = 0, inj;
+	uint64_t seq = 0, delay_ns = 0;
+	int fd, err, inj_err = 0, inj;
+	bool rec;
 
 	ct_ensure_init();
 	if (ct_busy || ct_cfg.disabled)
 		return call_real_open(call, dirfd, path, flags, mode);
 	node = ct_classify_path(path);
-	/* 2: fail with inj_err instead of opening; 1: delayed, then opened */
-	inj = unlikely(ct_inj_active) ? ct_inject_open(call, path, flags, &inj_err, &rule) : 0;
-	injected = inj != 0;
-	if (!node && !injected) {
+	/* 2: fail with inj_err instead of opening; 1: opened (after delay_ns) */
+	inj = unlikely(ct_inj_active) ? ct_inject_open(call, path, flags, &inj_err, &rule, &delay_ns) : 0;
+	if (!node && !inj) {
 		struct stat st;
 		/* a /dev node under another name: keep it only if its major is NVIDIA's */
 		fd = call_real_open(call, dirfd, path, flags, mode);
@@ -281,22 +314,30 @@ static int open_slow(unsigned call, int dirfd, const char *path, int flags, mode
 			errno = err;
 			return fd;
 		}
-		t0 = ct_now_ns();
-	} else {
-		t0 = ct_now_ns();
-		if (inj == 2) {
-			fd = -1;
-			err = inj_err;
-			goto done;
-		}
-		fd = call_real_open(call, dirfd, path, flags, mode);
+		note_fd(fd, node);
+		if (open_enter(&w, call, dirfd, path, flags, mode, node, 0))
+			open_exit(call, w.s.seq, node, fd, 0, 0, 0);
+		errno = err;
+		return fd;
 	}
 	err = errno;
-done:
-	if (fd >= 0 && (unsigned)fd < CT_MAX_FDS)
-		__atomic_store_n(&ct_fdnode[fd], node ? node : NODE(CT_NODE_OTHER, 0), __ATOMIC_RELAXED);
-	record_open(call, dirfd, path, flags, mode, node, fd, err, t0, rule,
-		    inj == 2 ? CT_INJ_ERROR : inj == 1 ? CT_INJ_DELAY : 0);
+	rec = open_enter(&w, call, dirfd, path, flags, mode, node, inj ? CT_RF_INJECTED : 0);
+	if (rec)
+		seq = w.s.seq;
+	/* delay= after the enter is in the file: a held open reads as one */
+	if (delay_ns)
+		ct_sleep_ns(delay_ns);
+	if (inj == 2) {
+		fd = -1;
+		err = inj_err;
+	} else {
+		errno = err;
+		fd = call_real_open(call, dirfd, path, flags, mode);
+		err = errno;
+		note_fd(fd, node);
+	}
+	if (rec)
+		open_exit(call, seq, node, fd, err, rule, inj == 2 ? CT_INJ_ERROR : inj == 1 ? CT_INJ_DELAY : 0);
 	errno = err;
 	return fd;
 }

@@ -18,7 +18,8 @@
  *   dlopen  error=  fails like the loader would, with its message in dlerror()
  *   calls   retval= returns the code without calling the real function
  *           value=  the real call runs, then the reported number is replaced
- *   any     delay=  sleeps before the real call (a hang, with a long delay)
+ *   any     delay=  sleeps before the real call (a hang, with a long delay),
+ *                   after the call's enter record is in the file
  */
 #include "shim.h"
 
@@ -131,10 +132,15 @@ static bool dev_matches(const struct ct_rule *r, uint32_t node)
 }
 
 /* ---- open ------------------------------------------------------------------------------ */
-int ct_inject_open(unsigned call, const char *path, int flags, int *err, uint32_t *rule) CT_HIDDEN;
-int ct_inject_open(unsigned call, const char *path, int flags, int *err, uint32_t *rule)
+/* The delay is handed back (*delay_ns), not slept here: the caller records
+ * the enter first, so an open held forever still shows in the trace. */
+int ct_inject_open(unsigned call, const char *path, int flags, int *err, uint32_t *rule,
+		   uint64_t *delay_ns) CT_HIDDEN;
+int ct_inject_open(unsigned call, const char *path, int flags, int *err, uint32_t *rule,
+		   uint64_t *delay_ns)
 {
 	(void)flags;
+	*delay_ns = 0;
 	for (int i = 0; i < nrules; i++) {
 		struct ct_rule *r = &rules[i];
 		if (!rule_on[i] || !covers(r, call))
@@ -146,8 +152,7 @@ int ct_inject_open(unsigned call, const char *path, int flags, int *err, uint32_
 		if (!when_hits(r))
 			continue;
 		*rule = (uint32_t)i;
-		if (r->delay_ns)
-			ct_sleep_ns(r->delay_ns);
+		*delay_ns = r->delay_ns;
 		if (r->action == CT_INJ_ERROR) {
 			*err = (int)r->value;
 			return 2;

@@ -10,8 +10,9 @@
  * dynamic symbol table (GNU hash, default version).  Every other real
  * function is then resolved through that pointer, with RTLD_NEXT relative to
  * the shim, so preloads placed after us (the test rig's fake kernel) chain
- * correctly.  This is the only file that may call dlsym/dlvsym by name
- * (tests/check_shim_dlsym.sh enforces it).
+ * correctly.  No shim file calls dlsym/dlvsym by name: every call goes through
+ * ct_real (the integration test shim_exports, t_shim_exports in
+ * tests/integration/itest.py, enforces it).
  */
 #include "shim.h"
 

@@ -108,6 +108,11 @@ uint64_t ct_now_ns(void) CT_HIDDEN;
  * (used for the one-line warnings the user must see). */
 void ct_log(int level, const char *fmt, ...) CT_HIDDEN __attribute__((format(printf, 2, 3)));
 void ct_warn_once(const char *fmt, ...) CT_HIDDEN __attribute__((format(printf, 1, 2)));
+/* An internal failure lost events or sight of a call: sets CT_HF_DEGRADED
+ * and notes `why` once (CT_CTX_NOTE in the context, a note event in the
+ * timeline); kept until the file exists when there is none yet.  `why` must
+ * be a string literal: reasons are told apart by address.  Lock-free, no
+ * allocation; never creates the trace file itself. */
 void ct_mark_degraded(const char *why) CT_HIDDEN;
 
 /*

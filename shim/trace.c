@@ -198,6 +198,7 @@ static void read_config(void)
 }
 
 static void atfork_child(void);
+static void notes_reset(void);
 static void on_exit_handler(void);
 
 static int init_state; /* 0, 1 running, 2 done */
@@ -260,15 +261,131 @@ static void atfork_child(void)
 	start_mono = ct_now_ns();
 	start_real = real_ns();
 	is_fork_child = 1;
+	notes_reset(); /* the parent's reasons are the parent's */
 	__atomic_store_n(&ct_trace_state, TS_NONE, __ATOMIC_RELEASE);
 	ct_inject_after_fork();
 }
 
+/*
+ * Degraded: an internal failure lost events or sight of a call.  The header
+ * flag is set and each distinct reason (a string literal, compared by
+ * address) is kept once, as a CT_CTX_NOTE in the file's context area (which
+ * the ring never overwrites) and, when the trace is already active, as a
+ * note record in the timeline.  A reason seen before the file exists waits
+ * in notes[] and is written when the file is created.  No locks: slots are
+ * claimed with a fetch-add; writing the context is guarded by a try-lock
+ * that nobody waits for (whoever holds it writes the others' reasons too).
+ */
+#define CT_NOTES_MAX  8
+#define CT_NOTES_ROOM 1024u  /* context bytes kept free for the notes */
+static const char *notes[CT_NOTES_MAX];
+static unsigned notes_n;       /* slots claimed (may exceed CT_NOTES_MAX) */
+static unsigned notes_written; /* notes[0..notes_written) are in the context */
+static int notes_lock;
+
+static void notes_reset(void)
+{
+	for (int i = 0; i < CT_NOTES_MAX; i++)
+		notes[i] = NULL;
+	notes_n = notes_written = 0;
+	notes_lock = 0;
+}
+
+static unsigned notes_avail(void)
+{
+	unsigned n = __atomic_load_n(&notes_n, __ATOMIC_SEQ_CST);
+	return n < CT_NOTES_MAX ? n : CT_NOTES_MAX;
+}
+
+/* one CT_CTX_NOTE at the end of the context; the length is published last */
+static void ctx_note(struct cutrace_header *h, const char *why)
+{
+	uint64_t len = h->ctx_len;
+	size_t n = strnlen(why, 200);
+
+	if (len > h->ctx_cap || h->ctx_cap - len < ct_field_size((uint32_t)n))
+		return;
+	ct_put_field((unsigned char *)h + h->ctx_off + len, CT_CTX_NOTE, why, (uint16_t)n);
+	__atomic_store_n(&h->ctx_len, len + ct_field_size((uint32_t)n), __ATOMIC_RELEASE);
+}
+
+/* write the reasons not yet in the context of the mapped file */
+static void notes_flush(void)
+{
+	struct cutrace_header *h = ct_ring_main.hdr;
+
+	if (!h)
+		return;
+	__atomic_fetch_or(&h->flags, CT_HF_DEGRADED, __ATOMIC_RELAXED);
+	for (;;) {
+		unsigned w;
+		if (__atomic_exchange_n(&notes_lock, 1, __ATOMIC_SEQ_CST))
+			return; /* the holder looks again after letting go */
+		w = __atomic_load_n(&notes_written, __ATOMIC_SEQ_CST);
+		for (unsigned n = notes_avail(); w < n; w++) {
+			const char *why = __atomic_load_n(&notes[w], __ATOMIC_SEQ_CST);
+			if (!why)
+				break; /* claimed, not stored yet: its owner flushes */
+			ctx_note(h, why);
+		}
+		__atomic_store_n(&notes_written, w, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&notes_lock, 0, __ATOMIC_SEQ_CST);
+		if (w >= notes_avail() || !__atomic_load_n(&notes[w], __ATOMIC_SEQ_CST))
+			return;
+	}
+}
+
+/* rec: also put a note record in the timeline (not when recording failed) */
+static void mark_degraded(const char *why, bool rec)
+{
+	unsigned n = notes_avail(), i;
+
+	for (i = 0; i < n; i++)
+		if (__atomic_load_n(&notes[i], __ATOMIC_RELAXED) == why)
+			break;
+	if (i == n) {
+		/* a new reason (two threads may both add it: harmless) */
+		i = __atomic_fetch_add(&notes_n, 1, __ATOMIC_SEQ_CST);
+		if (i < CT_NOTES_MAX)
+			__atomic_store_n(&notes[i], why, __ATOMIC_SEQ_CST);
+		ct_log(1, "degraded: %s", why);
+	} else {
+		rec = false; /* said already */
+	}
+	if (__atomic_load_n(&ct_trace_state, __ATOMIC_ACQUIRE) != TS_ACTIVE)
+		return; /* create_trace / trace_get write it */
+	if (!(__atomic_load_n(&ct_ring_main.hdr->flags, __ATOMIC_RELAXED) & CT_HF_DEGRADED) ||
+	    __atomic_load_n(&notes_written, __ATOMIC_RELAXED) < notes_avail())
+		notes_flush();
+	if (rec && !ct_busy) {
+		char text[240];
+		size_t k = strnlen(why, sizeof text - 11);
+		memcpy(text, "degraded: ", 10);
+		memcpy(text + 10, why, k);
+		text[10 + k] = 0;
+		ct_busy++;
+		ct_note(text);
+		ct_busy--;
+	}
+}
+
 void ct_mark_degraded(const char *why)
 {
-	if (ct_ring_main.hdr)
-		__atomic_fetch_or(&ct_ring_main.hdr->flags, CT_HF_DEGRADED, __ATOMIC_RELAXED);
-	ct_log(1, "degraded: %s", why);
+	mark_degraded(why, true);
+}
+
+/* The real functions the hooks forward to, checked when the trace file is
+ * created (resolution is complete by then): a missing one means a hook
+ * bypasses the next library (a system call instead) or fails the call. */
+static void check_reals(void)
+{
+	if (!ct_real.dlvsym || !ct_real.dlsym || !ct_real.dlopen || !ct_real.dlmopen ||
+	    !ct_real.dlclose || !ct_real.dlerror || !ct_real.dladdr1 || !ct_real.dlinfo)
+		mark_degraded("a libc dl* function could not be resolved: loader calls are not all traced", false);
+	if (!ct_real.open || !ct_real.open64 || !ct_real.openat || !ct_real.openat64 ||
+	    !ct_real.__open_2 || !ct_real.__open64_2 || !ct_real.__openat_2 || !ct_real.__openat64_2 ||
+	    !ct_real.close || !ct_real.ioctl)
+		mark_degraded("a libc open/close/ioctl could not be resolved: the system call is made instead", false);
 }
 
 /* ---- trace file creation ---------------------------------------------------- */
@@ -399,7 +516,7 @@ static void fill_context(struct cutrace_header *h)
 
 	c.base = (unsigned char *)trace_map + h->ctx_off;
 	c.p = c.base;
-	c.end = c.base + h->ctx_cap;
+	c.end = c.base + h->ctx_cap - CT_NOTES_ROOM; /* the rest is for degraded notes */
 
 	n = readlink("/proc/self/exe", buf, sizeof buf - 1);
 	if (n > 0)
@@ -559,6 +676,9 @@ static int create_trace(void)
 		h->flags |= CT_HF_INJECT_BAD;
 	fill_context(h);
 	ct_ring_attach(&ct_ring_main, trace_map);
+	check_reals();
+	if (notes_avail())
+		notes_flush(); /* reasons seen before the file existed */
 	/* the magic last: a reader never sees a half-initialised header as valid */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	memcpy(h->magic, CUTRACE_MAGIC, 8);
@@ -594,19 +714,25 @@ static bool trace_get(void)
 			errno = saved;
 			__atomic_store_n(&ct_trace_state, r == 0 ? TS_ACTIVE : TS_FAILED,
 					 __ATOMIC_RELEASE);
+			/* reasons other threads gave while the file was being made */
+			if (r == 0 && __atomic_load_n(&notes_written, __ATOMIC_SEQ_CST) < notes_avail())
+				notes_flush();
 			return r == 0;
 		}
 	}
 	/* another thread is creating the file: wait a little, unless it is us
 	 * (a signal handler interrupting the creation) */
-	if (creator_tid == ct_tid())
+	if (creator_tid == ct_tid()) {
+		mark_degraded("an event in a signal handler was skipped while the trace file was being created", false);
 		return false;
+	}
 	for (int i = 0; i < 2000; i++) {
 		st = __atomic_load_n(&ct_trace_state, __ATOMIC_ACQUIRE);
 		if (st != TS_CREATING)
 			return st == TS_ACTIVE;
 		sched_yield();
 	}
+	mark_degraded("an event was skipped: another thread took too long to create the trace file", false);
 	return false;
 }
 
@@ -626,8 +752,11 @@ bool ct_w_begin(struct ct_w *w, unsigned type, unsigned call, uint32_t payload, 
 		size += sizeof(struct cutrace_exit);
 	if (!trace_get())
 		return false;
-	if (ct_ring_reserve_local(&ct_ring_main, &ct_tls_run, size, &w->s) < 0)
+	if (unlikely(ct_ring_reserve_local(&ct_ring_main, &ct_tls_run, size, &w->s) < 0)) {
+		mark_degraded("a record could not be reserved in the ring (counted as lost): events are missing",
+			      false);
 		return false;
+	}
 	struct cutrace_record *r = w->s.rec;
 	r->t_ns = ct_now_ns();
 	r->type = (uint16_t)type;

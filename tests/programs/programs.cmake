@@ -50,3 +50,16 @@ target_link_libraries(cutrace_prog_ctor PRIVATE cutrace_snip dl)
 # (g) fork and exec.
 cutrace_test_program(cutrace_fork_probe fork_probe ${_prog_src}/fork_probe.c)
 target_link_libraries(cutrace_fork_probe PRIVATE dl)
+
+# (h) every hooked entry point the path programs above do not reach (the
+# eight opens, dlsym'd cuCtxCreate_v2, cuGetProcAddress_v2 with a status
+# pointer, dlmopen, dlvsym): tests/integration/it_shim.py.
+cutrace_test_program(cutrace_hook_calls hook_calls ${_prog_src}/hook_calls.c)
+target_link_libraries(cutrace_hook_calls PRIVATE dl)
+
+# (i) libslowopen.so: an LD_PRELOAD after the shim whose open of one path
+# hangs (an open that never returns): tests/integration/it_shim.py.
+add_library(cutrace_slowopen SHARED ${_prog_src}/slow_open.c)
+set_target_properties(cutrace_slowopen PROPERTIES OUTPUT_NAME slowopen
+  LIBRARY_OUTPUT_DIRECTORY ${CUTRACE_PROG_DIR} C_VISIBILITY_PRESET hidden)
+target_link_libraries(cutrace_slowopen PRIVATE dl)

@@ -4,7 +4,9 @@
  * This header is the only definition of the on-disk layout.  libcutrace.so
  * writes it, the cutrace CLI reads it; nothing else crosses between them.
  * Every type is fixed-width, there are no pointers, and the offsets are
- * pinned by the static asserts at the bottom (and by tests/unit/test_format.c).
+ * pinned by the static asserts at the bottom; the unit_reader tests
+ * (tests/unit_reader/test_reader.c) write files through ring.c and read them
+ * back, and the real traces in tests/fixtures/h200-580 must keep reading.
  *
  * File layout (all offsets from the start of the file, all sizes in bytes):
  *
