@@ -17,7 +17,11 @@
  *                       to 4096 bytes = 56 entries
  *   RM_CONTROL payload  after the call, up to 2048 bytes of paramsSize
  *   RM_ALLOC params     after the call, up to 256 bytes
- *   XFER inner block    before and after, up to 1024 bytes
+ *   XFER inner block    before and after, up to 1024 bytes; an RM_CONTROL or
+ *                       RM_ALLOC inside gets its params (and the
+ *                       GET_BUILD_VERSION strings) like a direct call: the
+ *                       exit record then holds two PAYLOAD_SIZE + PAYLOAD
+ *                       pairs, the inner block's first, the params' second
  *
  * Program pointers are never trusted: ct_safe_copy reads through
  * process_vm_readv the first time it meets a page and remembers the pages it
@@ -447,6 +451,74 @@ general:
 	return ioctl_general(fd, node, req, arg);
 }
 
+/*
+ * What an RM_CONTROL or RM_ALLOC block points at, from the first (up to) 48
+ * bytes of the block after the call: the params (bounded by paramsSize and a
+ * cap) and, for GET_BUILD_VERSION, its three caller-owned string buffers.
+ * The same for a direct call and for one inside NV_ESC_IOCTL_XFER_CMD.
+ */
+struct params {
+	const unsigned char *pay;  /* NULL: nothing to record */
+	uint32_t ps, pay_len;
+	uint32_t str_len[3];
+	uint64_t str_ptr[3];
+};
+
+static void plan_params(uint32_t nr, const unsigned char *head, uint32_t size, struct params *r)
+{
+	unsigned char bv[40];
+
+	memset(r, 0, sizeof *r);
+	if (nr == NR_RM_CONTROL) {
+		r->pay = (const unsigned char *)(uintptr_t)rd64(head + 16);
+		r->ps = rd32(head + 24);
+		r->pay_len = r->ps < CAP_CONTROL ? r->ps : CAP_CONTROL;
+		/* GET_BUILD_VERSION: three string buffers owned by the caller */
+		if (rd32(head + 8) == CMD_GET_BUILD_VERSION && r->ps >= 40 && rd32(head + 28) == 0 &&
+		    ct_safe_copy(bv, r->pay, 40) == 40) {
+			uint32_t each = rd32(bv);
+			if (each > CAP_STRING)
+				each = CAP_STRING;
+			for (int i = 0; i < 3; i++) {
+				r->str_ptr[i] = rd64(bv + 8 + 8 * i);
+				if (r->str_ptr[i] && each)
+					r->str_len[i] = each;
+			}
+		}
+	} else {
+		r->pay = (const unsigned char *)(uintptr_t)rd64(head + 16);
+		/* paramsSize: NVOS64 @32 (48-byte form), NVOS21 @24 (535+) */
+		r->ps = size >= 48 ? rd32(head + 32) : rd32(head + 24);
+		r->pay_len = r->ps <= 4096 ? (r->ps < CAP_ALLOC ? r->ps : CAP_ALLOC) : 0;
+	}
+	if (!r->pay)
+		r->pay_len = 0;
+}
+
+static uint32_t params_fields_size(const struct params *r)
+{
+	uint32_t n = 0;
+
+	if (!r->pay)
+		return 0;
+	n = ct_fsz(4) + ct_fsz(r->pay_len);
+	for (int i = 0; i < 3; i++)
+		if (r->str_len[i])
+			n += ct_fsz(1 + r->str_len[i]);
+	return n;
+}
+
+static void put_params(struct ct_w *w, const struct params *r)
+{
+	if (!r->pay)
+		return;
+	ct_w_u32(w, CT_FLD_PAYLOAD_SIZE, r->ps);
+	copy_field(w, CT_FLD_PAYLOAD, r->pay, r->pay_len, 0, NULL);
+	for (uint8_t i = 0; i < 3; i++)
+		if (r->str_len[i])
+			copy_field(w, CT_FLD_STRING, (const void *)(uintptr_t)r->str_ptr[i], r->str_len[i], 1, &i);
+}
+
 static __attribute__((noinline)) int ioctl_general(int fd, uint32_t node, unsigned long req, void *arg)
 {
 	unsigned char *blk = arg;
@@ -528,47 +600,29 @@ static __attribute__((noinline)) int ioctl_general(int fd, uint32_t node, unsign
 		unsigned char head[48];
 		bool have_head = p.special != SP_NONE && p.special != SP_CARD_INFO && p.size >= 32 &&
 				 ct_safe_copy(head, blk, p.size < 48 ? p.size : 48) > 0;
-		uint32_t pay_len = 0, ps = 0, nstr = 0, str_len[3] = { 0 };
+		struct params rm = { 0 }, inner = { 0 };
+		uint32_t pay_len = 0, ps = 0;
 		const unsigned char *pay = NULL;
-		unsigned char bv[40];
-		uint64_t str_ptr[3] = { 0 };
 
-		if (have_head && p.special == SP_RM_CONTROL) {
-			pay = (const unsigned char *)(uintptr_t)rd64(head + 16);
-			ps = rd32(head + 24);
-			pay_len = ps < CAP_CONTROL ? ps : CAP_CONTROL;
-			/* GET_BUILD_VERSION: three string buffers owned by the caller */
-			if (rd32(head + 8) == CMD_GET_BUILD_VERSION && ps >= 40 && rd32(head + 28) == 0 &&
-			    ct_safe_copy(bv, pay, 40) == 40) {
-				uint32_t each = rd32(bv);
-				if (each > CAP_STRING)
-					each = CAP_STRING;
-				for (int i = 0; i < 3; i++) {
-					str_ptr[i] = rd64(bv + 8 + 8 * i);
-					if (str_ptr[i] && each) {
-						str_len[i] = each;
-						nstr++;
-					}
-				}
-			}
-		} else if (have_head && p.special == SP_RM_ALLOC) {
-			pay = (const unsigned char *)(uintptr_t)rd64(head + 16);
-			/* paramsSize: NVOS64 @32 (48-byte form), NVOS21 @24 (535+) */
-			ps = p.size >= 48 ? rd32(head + 32) : rd32(head + 24);
-			pay_len = ps <= 4096 ? (ps < CAP_ALLOC ? ps : CAP_ALLOC) : 0;
+		if (have_head && (p.special == SP_RM_CONTROL || p.special == SP_RM_ALLOC)) {
+			plan_params(p.special == SP_RM_CONTROL ? NR_RM_CONTROL : NR_RM_ALLOC, head, p.size, &rm);
 		} else if (have_xfer) {
-			pay = (const unsigned char *)(uintptr_t)rd64(xf + 8);
-			ps = rd32(xf + 4);
+			/* the inner block after the call, then (an RM_CONTROL or
+			 * RM_ALLOC inside) what its pointer leads to, as for a direct call */
+			uint32_t inr = rd32(xf) & 0xffu, isz = rd32(xf + 4);
+			const unsigned char *iblk = (const unsigned char *)(uintptr_t)rd64(xf + 8);
+			unsigned char ihead[48];
+			pay = iblk;
+			ps = isz;
 			pay_len = xfer_size;
+			if ((inr == NR_RM_CONTROL || inr == NR_RM_ALLOC) && isz >= 32 && isz <= CAP_XFER &&
+			    ct_safe_copy(ihead, iblk, isz < 48 ? isz : 48) == (ssize_t)(isz < 48 ? isz : 48))
+				plan_params(inr, ihead, isz, &inner);
 		}
 		if (!pay)
 			pay_len = 0;
 		psz = block_fields_size(&p, p.head_after) + (pay ? ct_fsz(4) + ct_fsz(pay_len) : 0) +
-		      (injected ? ct_fsz(8) : 0);
-		if (nstr)
-			for (int i = 0; i < 3; i++)
-				if (str_len[i])
-					psz += ct_fsz(1 + str_len[i]);
+		      params_fields_size(&rm) + params_fields_size(&inner) + (injected ? ct_fsz(8) : 0);
 		if (ct_w_begin(&w, CT_REC_EXIT, CT_CALL_ioctl, psz, injected ? CT_RF_INJECTED : 0)) {
 			ct_w_exit(&w, seq, ret, ret < 0 ? err : 0);
 			put_block(&w, &p, blk, p.head_after);
@@ -576,10 +630,8 @@ static __attribute__((noinline)) int ioctl_general(int fd, uint32_t node, unsign
 				ct_w_u32(&w, CT_FLD_PAYLOAD_SIZE, ps);
 				copy_field(&w, CT_FLD_PAYLOAD, pay, pay_len, 0, NULL);
 			}
-			for (uint8_t i = 0; nstr && i < 3; i++)
-				if (str_len[i])
-					copy_field(&w, CT_FLD_STRING, (const void *)(uintptr_t)str_ptr[i],
-						   str_len[i], 1, &i);
+			put_params(&w, &rm);
+			put_params(&w, &inner);
 			if (injected) {
 				uint32_t inj[2] = { rule, action };
 				ct_w_field(&w, CT_FLD_INJECT, inj, sizeof inj);

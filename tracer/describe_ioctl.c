@@ -52,7 +52,9 @@ void ct_describe_ioctl(const struct ct_trace *t, const struct ct_event *ev, stru
 	snprintf(out->node, sizeof out->node, "fd");
 	snprintf(out->name, sizeof out->name, "ioctl");
 	nv_valid = false;
-	if (ev->call != CT_CALL_ioctl || ct_nv_decode(ev, drv, NULL, &nv) < 0)
+	/* the device map of the trace being streamed: an fd opened on a renamed
+	 * or bind-mounted node is classified by its device number (reader.c) */
+	if (ev->call != CT_CALL_ioctl || ct_nv_decode(ev, drv, t ? ct_trace_devmap(t) : NULL, &nv) < 0)
 		return;
 	nv_valid = true;
 	out->fd = nv.fd;

@@ -523,6 +523,22 @@ static void set_short(struct ct_nv_ioctl *o)
 		 strncmp(o->name, "NV_ESC_", 7) ? o->name : o->name + 7);
 }
 
+/*
+ * The input field at off cannot be read: the block was not recorded (the
+ * program's pointer was bad: -EFAULT, CT_RF_UNREADABLE) or is too short to
+ * hold it.  Decoding zeroes instead would name a command or class the
+ * caller never sent ("cat RESERVED(0x00) idx 0x00", NV01_ROOT_CLIENT).
+ * Returns the text to show instead, NULL when the field is there.
+ */
+static const char *missing_input(const struct dctx *c, const struct blk *in, uint32_t off)
+{
+	uint32_t v;
+
+	if (blk_u32(in, off, &v))
+		return NULL;
+	return c->o->size < off + 4 ? "(block too short)" : "(parameter block unreadable)";
+}
+
 static void name_class(uint32_t cls, char *buf, unsigned len, bool *named)
 {
 	const char *n = ct_rm_class_name(cls);
@@ -987,6 +1003,12 @@ static void dec_rm_control(struct dctx *c)
 	o->u.control.flags = blk_u32_or(in, 12, 0);
 	o->u.control.params = blk_u64_or(in, 16, 0);
 	o->u.control.params_size = blk_u32_or(in, 24, 0);
+	if ((n = missing_input(c, in, 8))) {
+		o->u.control.cmd_unreadable = true;
+		snprintf(o->u.control.cmd_name, sizeof o->u.control.cmd_name, "%s", n);
+		SUM(o, "RM_CONTROL %s", n);
+		return;
+	}
 	/* §11.8: unnamed controls are described by class/category/index */
 	n = ct_rm_control_name(o->u.control.cmd);
 	o->u.control.cmd_named = n != NULL;
@@ -1012,6 +1034,7 @@ static void dec_rm_alloc(struct dctx *c, const struct ct_nv_escape *e)
 {
 	struct ct_nv_ioctl *o = c->o;
 	const struct blk *in = &c->before, *out = &c->after;
+	const char *missing;
 	uint32_t cls;
 
 	o->args = CT_NV_A_RM_ALLOC;
@@ -1041,6 +1064,12 @@ static void dec_rm_alloc(struct dctx *c, const struct ct_nv_escape *e)
 	} else {
 		o->u.alloc.hClass_out = o->u.alloc.hClass_in;
 	}
+	if ((missing = missing_input(c, in, 12))) {
+		o->u.alloc.class_unreadable = true;
+		snprintf(o->u.alloc.class_name, sizeof o->u.alloc.class_name, "%s", missing);
+		SUM(o, "RM_ALLOC %s", missing);
+		return;
+	}
 	/* §11.15: the kernel turns 0x0/0x1 into 0x41 before RM sees it; name the
 	 * class RM allocated */
 	cls = o->u.alloc.hClass_in;
@@ -1050,11 +1079,21 @@ static void dec_rm_alloc(struct dctx *c, const struct ct_nv_escape *e)
 	if (!o->u.alloc.class_named)
 		o->unknown |= CT_NV_UNK_CLASS;
 	SUM(o, "RM_ALLOC %s", o->u.alloc.class_name);
+	/* the instance a device / subdevice object stands for: its parameters'
+	 * first word (NV0080_ALLOC_PARAMETERS.deviceId, NV2080_ALLOC_PARAMETERS
+	 * .subDeviceId, §7); recorded after the call, direct or via XFER */
+	if ((cls == 0x80 || cls == 0x2080) && c->have_payload && c->payload.len >= 4) {
+		o->u.alloc.has_instance = true;
+		memcpy(&o->u.alloc.instance, c->payload.p, 4);
+	}
 	if (c->ev->has_exit && c->ev->ret >= 0) {
 		if (cls == 0x41)
 			snprintf(c->out, sizeof c->out, "hClient 0x%x", (unsigned)o->u.alloc.hObject_out);
 		else
 			snprintf(c->out, sizeof c->out, "hObject 0x%x", (unsigned)o->u.alloc.hObject_out);
+		if (o->u.alloc.has_instance)
+			appendf(c->out, sizeof c->out, " %s %u", cls == 0x80 ? "deviceId" : "subDeviceId",
+				(unsigned)o->u.alloc.instance);
 	}
 }
 
@@ -1062,6 +1101,7 @@ static void dec_rm_args(struct dctx *c, const struct ct_nv_escape *e)
 {
 	struct ct_nv_ioctl *o = c->o;
 	const struct blk *in = &c->before, *out = &c->after;
+	const char *missing;
 	bool named;
 
 	switch (o->nr) {
@@ -1076,7 +1116,9 @@ static void dec_rm_args(struct dctx *c, const struct ct_nv_escape *e)
 		o->u.free.hRoot = blk_u32_or(in, 0, 0);
 		o->u.free.hParent = blk_u32_or(in, 4, 0);
 		o->u.free.hObjectOld = blk_u32_or(in, 8, 0);
-		if (o->u.free.hObjectOld == o->u.free.hRoot) /* freeing the client itself */
+		if ((missing = missing_input(c, in, 8)))
+			SUM(o, "RM_FREE %s", missing);
+		else if (o->u.free.hObjectOld == o->u.free.hRoot) /* freeing the client itself */
 			SUM(o, "RM_FREE client 0x%x", (unsigned)o->u.free.hRoot);
 		else
 			SUM(o, "RM_FREE 0x%x", (unsigned)o->u.free.hObjectOld);
@@ -1091,6 +1133,13 @@ static void dec_rm_args(struct dctx *c, const struct ct_nv_escape *e)
 		o->u.alloc_memory.pMemory = blk_u64_or(in, 24, 0);
 		o->u.alloc_memory.limit = blk_u64_or(in, 32, 0);
 		o->u.alloc_memory.fd = (int32_t)blk_u32_or(in, 48, (uint32_t)-1);
+		if ((missing = missing_input(c, in, 12))) {
+			o->u.alloc_memory.class_unreadable = true;
+			snprintf(o->u.alloc_memory.class_name, sizeof o->u.alloc_memory.class_name, "%s",
+				 missing);
+			SUM(o, "RM_ALLOC_MEMORY %s", missing);
+			return;
+		}
 		name_class(o->u.alloc_memory.hClass, o->u.alloc_memory.class_name,
 			   sizeof o->u.alloc_memory.class_name, &named);
 		o->u.alloc_memory.class_named = named;
@@ -1276,11 +1325,27 @@ static bool unwrap_xfer(struct dctx *c)
 	o->size = o->xfer_size;
 	o->ioc_size = o->xfer_size;
 	blk_from_bv(&c->before, ct_rec_field(&ev->enter, CT_FLD_PAYLOAD, &pin));
-	if (ev->has_exit)
-		blk_from_bv(&c->after, ct_rec_field(&ev->exit, CT_FLD_PAYLOAD, &pout));
-	else
-		memset(&c->after, 0, sizeof c->after);
-	c->have_payload = false; /* what the inner block points at is not recorded */
+	memset(&c->after, 0, sizeof c->after);
+	c->have_payload = false;
+	c->payload_size = 0;
+	if (ev->has_exit) {
+		/* the inner block after the call is the first PAYLOAD; an inner
+		 * RM_CONTROL / RM_ALLOC has its params in a second PAYLOAD_SIZE +
+		 * PAYLOAD pair (shim/capture.c; traces of older shims lack it) */
+		unsigned npay = 0, nsize = 0;
+		uint32_t pos = 0;
+		while (ct_rec_next_field(&ev->exit, &pos, &pout)) {
+			if (pout.tag == CT_FLD_PAYLOAD && npay++ == 0) {
+				blk_from_bv(&c->after, &pout);
+			} else if (pout.tag == CT_FLD_PAYLOAD && npay == 2) {
+				c->have_payload = true;
+				c->payload.p = pout.data;
+				c->payload.len = pout.len;
+			} else if (pout.tag == CT_FLD_PAYLOAD_SIZE && nsize++ == 1 && pout.len >= 4) {
+				memcpy(&c->payload_size, pout.data, 4);
+			}
+		}
+	}
 	if (o->xfer_size > 16384) /* NV_ABSOLUTE_MAX_IOCTL_SIZE */
 		warnf(o, "XFER inner size %u is over 16384: the kernel answers -EINVAL",
 		      (unsigned)o->xfer_size);
@@ -1444,7 +1509,12 @@ static void dec_uvm(struct dctx *c)
 		else if (!(u->flags & CT_UVM_F_TOOLS) && o->node_kind == CT_NODE_UVM_TOOLS)
 			warnf(o, "%s is routed on /dev/nvidia-uvm, sent to %s", u->name, o->node_name);
 		o->expected_size = u->size;
-		if (o->size && u->size && o->size != u->size)
+		/* a shim that did not know the node was nvidia-uvm (a renamed
+		 * node: the device map says so) sized the block by _IOC_SIZE: its
+		 * size says nothing about the caller's block */
+		bool sized_as_uvm = (o->shim_node >> 16) == CT_NODE_UVM ||
+				    (o->shim_node >> 16) == CT_NODE_UVM_TOOLS;
+		if (o->size && u->size && o->size != u->size && sized_as_uvm)
 			warnf(o, "short or oversized parameter block: recorded %u bytes, %s expects %u",
 			      (unsigned)o->size, ds, (unsigned)u->size);
 	}
@@ -1536,6 +1606,7 @@ static void node_setup(struct dctx *c, const struct ct_nv_devmap *devs)
 	int slot;
 
 	ct_rec_u32(&c->ev->enter, CT_FLD_NODE, &node);
+	o->shim_node = node;
 	/* an fd opened on an NVIDIA device number is that device, whatever its
 	 * path said (renamed or bind-mounted nodes, §8, §11.13) */
 	if (devs && o->fd >= 0 && (slot = devmap_slot(devs, o->fd)) >= 0 && devs->fds[slot].node) {
@@ -1720,6 +1791,11 @@ static void json_args(struct ct_json *j, const struct ct_nv_ioctl *d)
 		ct_json_kstr(j, "numa_state_name", d->u.numa.state_name);
 		break;
 	case CT_NV_A_RM_CONTROL:
+		if (d->u.control.cmd_unreadable) {
+			ct_json_kbool(j, "cmd_unreadable", true);
+			ct_json_kstr(j, "cmd_name", d->u.control.cmd_name);
+			break;
+		}
 		json_hex(j, "hClient", d->u.control.hClient);
 		json_hex(j, "hObject", d->u.control.hObject);
 		json_hex(j, "cmd", d->u.control.cmd);
@@ -1728,6 +1804,11 @@ static void json_args(struct ct_json *j, const struct ct_nv_ioctl *d)
 		ct_json_kuint(j, "params_size", d->u.control.params_size);
 		break;
 	case CT_NV_A_RM_ALLOC:
+		if (d->u.alloc.class_unreadable) {
+			ct_json_kbool(j, "class_unreadable", true);
+			ct_json_kstr(j, "class_name", d->u.alloc.class_name);
+			break;
+		}
 		json_hex(j, "hRoot", d->u.alloc.hRoot);
 		json_hex(j, "hParent", d->u.alloc.hParent);
 		json_hex(j, "hObjectNew_in", d->u.alloc.hObject_in);
@@ -1737,6 +1818,9 @@ static void json_args(struct ct_json *j, const struct ct_nv_ioctl *d)
 		ct_json_kstr(j, "class_name", d->u.alloc.class_name);
 		ct_json_kstr(j, "form", d->u.alloc.nvos64 ? "NVOS64" : "NVOS21");
 		ct_json_kuint(j, "params_size", d->u.alloc.params_size);
+		if (d->u.alloc.has_instance)
+			ct_json_kuint(j, d->u.alloc.hClass_in == 0x80 ? "deviceId" : "subDeviceId",
+				      d->u.alloc.instance);
 		break;
 	case CT_NV_A_RM_FREE:
 		json_hex(j, "hRoot", d->u.free.hRoot);

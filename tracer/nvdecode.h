@@ -16,7 +16,11 @@
  * What the shim records for an ioctl is described in shim/capture.c: the
  * block before and after the call (first 1024 bytes + the last 64 of bigger
  * blocks), the RM_CONTROL / RM_ALLOC parameters behind the block's pointer,
- * the GET_BUILD_VERSION strings, and the XFER inner block.
+ * the GET_BUILD_VERSION strings, and the XFER inner block (with, for an
+ * RM_CONTROL / RM_ALLOC inside, its parameters as a second PAYLOAD).
+ *
+ * A block that was not recorded (the program's pointer was bad: -EFAULT)
+ * names no command or class: "RM_CONTROL (parameter block unreadable)".
  */
 #ifndef CT_NVDECODE_H
 #define CT_NVDECODE_H
@@ -156,6 +160,8 @@ struct ct_nv_ioctl {
 	unsigned node_kind, node_minor;
 	char node_name[48];      /* "nvidiactl", "nvidia0", "nvidia-uvm", ... */
 	bool node_from_rdev;     /* classified from the open's device number */
+	uint32_t shim_node;      /* the shim's own view (CT_FLD_NODE): it sized the
+				    recorded block for that kind of node */
 	int32_t fd;
 	uint64_t request, argp;
 
@@ -214,6 +220,8 @@ struct ct_nv_ioctl {
 			uint64_t params;
 			bool cmd_named;          /* cmd_name is a table name */
 			bool cmd_structural;     /* legacy-GSS / BINAPI / category description */
+			bool cmd_unreadable;     /* no command recorded (block unreadable or too
+						    short): cmd_name says which, cmd is 0 */
 			char cmd_name[80];
 		} control;
 		struct {
@@ -224,7 +232,12 @@ struct ct_nv_ioctl {
 			uint64_t pAllocParms, pRightsRequested;
 			bool nvos64;                       /* NVOS64 (else NVOS21) */
 			bool class_named;
+			bool class_unreadable;             /* no class recorded: class_name says why */
 			char class_name[48];
+			/* from the allocation parameters (PAYLOAD): NV01_DEVICE_0's
+			 * deviceId, NV20_SUBDEVICE_0's subDeviceId (§7) */
+			bool has_instance;
+			uint32_t instance;
 		} alloc;
 		struct { uint32_t hRoot, hParent, hObjectOld; } free;
 		struct {
@@ -232,6 +245,7 @@ struct ct_nv_ioctl {
 			uint64_t pMemory, limit;
 			int32_t fd;              /* @48: the fd that will be mmap()ed */
 			bool class_named;
+			bool class_unreadable;   /* no class recorded: class_name says why */
 			char class_name[48];
 		} alloc_memory;
 		struct {

@@ -16,6 +16,7 @@
  *    pending events stay valid), and pairing uses a bounded FIFO.
  */
 #include "trace.h"
+#include "nvdecode.h"
 #include "xlat.h"
 
 #include <dirent.h>
@@ -80,6 +81,9 @@ struct ct_trace {
 	bool order_off;          /* no memory for the window: deliver in seq order */
 	/* MADV_DONTNEED bookkeeping: the current window of physical slots */
 	uint64_t drop_from, drop_next;
+	/* the NVIDIA device map of the events delivered so far (ct_trace_devmap);
+	 * allocated by the first ct_trace_events, NULL when out of memory */
+	struct ct_nv_devmap *devmap;
 };
 
 /* ---- errors ------------------------------------------------------------------ */
@@ -221,6 +225,7 @@ void ct_trace_close(struct ct_trace *t)
 	else
 		free(t->base);
 	free(t->q);
+	free(t->devmap);
 	free(t->path);
 	free(t);
 }
@@ -682,6 +687,10 @@ static int emit(struct ct_trace *t, struct ct_event *ev)
 	}
 	if (!ev->has_enter)
 		t->stats.orphan_exits++;
+	/* opens bind an fd to a device number, closes unbind it: the map is
+	 * up to date for the event itself and every later one */
+	if (t->devmap && ct_call_family(ev->call) == CT_FAM_IO && ev->call != CT_CALL_ioctl)
+		ct_nv_devmap_track(t->devmap, ev);
 	return t->cb(ev, t->user);
 }
 
@@ -803,7 +812,8 @@ static int order_flush(struct ct_trace *t)
 {
 	int r;
 
-	while (t->ocount)
+	/* (oheap: nothing is held back when the window could not be allocated) */
+	while (t->ocount && t->oheap)
 		if ((r = order_pop(t)) != 0)
 			return r;
 	return 0;
@@ -1060,6 +1070,11 @@ static uint64_t count_dropped(const struct ct_trace *t)
 	return h->dropped + (sum > found ? sum - found : 0);
 }
 
+const struct ct_nv_devmap *ct_trace_devmap(const struct ct_trace *t)
+{
+	return t ? t->devmap : NULL;
+}
+
 int ct_trace_events(struct ct_trace *t, ct_event_cb cb, void *user)
 {
 	const struct cutrace_header *h = &t->hdr;
@@ -1072,6 +1087,11 @@ int ct_trace_events(struct ct_trace *t, ct_event_cb cb, void *user)
 	t->qhead = t->qcount = 0;
 	t->next_index = 0;
 	t->drop_from = t->drop_next = 0;
+	/* every pass starts from the context: no fd is known yet */
+	if (!t->devmap)
+		t->devmap = malloc(sizeof *t->devmap);
+	if (t->devmap)
+		ct_nv_devmap_init(t->devmap, t);
 
 	/* the init area, then the ring from its oldest slot that can survive */
 	init_end = head < h->init_slots ? head : h->init_slots;

@@ -109,6 +109,17 @@ typedef int (*ct_event_cb)(const struct ct_event *ev, void *user);
 int ct_trace_events(struct ct_trace *t, ct_event_cb cb, void *user);
 const struct ct_trace_stats *ct_trace_stats(const struct ct_trace *t);
 
+/*
+ * The NVIDIA device map (nvdecode.h) as of the event being delivered: built
+ * from the trace's context (the /proc/devices lines) when ct_trace_events
+ * starts, then fed every open and close before its callback, so a callback
+ * can classify an ioctl's fd by the device number it was opened on.  NULL
+ * before the first ct_trace_events (or when out of memory); after a pass it
+ * holds the state at the end of the trace.
+ */
+struct ct_nv_devmap;
+const struct ct_nv_devmap *ct_trace_devmap(const struct ct_trace *t);
+
 /* Field access within one record: first field with tag, or NULL. */
 const struct ct_fieldv *ct_rec_field(const struct ct_recv *r, uint16_t tag, struct ct_fieldv *out);
 /* Iterate: *pos starts at 0; returns 1 and fills out while fields remain. */

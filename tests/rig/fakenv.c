@@ -31,6 +31,10 @@
  *   FAKENV_MISSING=path[,path]     open/stat of these paths: ENOENT (fnmatch
  *                                  patterns, e.g. /dev/nvidia-uvm*).
  *   FAKENV_DENY=path=ERRNO[,...]   open of path fails with ERRNO.
+ *   FAKENV_ALIAS=path=node[,...]   a renamed node: path (under /dev/nvidia*,
+ *                                  e.g. /dev/nvidia-foo) opens, stats and
+ *                                  answers ioctls as the emulated node
+ *                                  (e.g. /dev/nvidia-uvm), with its rdev.
  *   FAKENV_GPU_OPEN_ERRNO=ERRNO    open of /dev/nvidiaN fails with ERRNO; with
  *                                  O_NONBLOCK the open succeeds and the error
  *                                  is deferred (ioctls get EIO, WAIT_OPEN_COMPLETE
@@ -41,6 +45,8 @@
  *                                  answers with that NVOS54 status.
  *   FAKENV_RM_ALLOC_STATUS=class=status   RM_ALLOC / RM_ALLOC_MEMORY of that
  *                                  class (e.g. 0xa06c=0x17) answers with status.
+ *   FAKENV_RM_FREE_STATUS=handle=status   RM_FREE of that hObjectOld (e.g.
+ *                                  0xbad=0x33) answers with that NVOS00 status.
  *   FAKENV_UVM_STATUS=nr=status    UVM command (e.g. 37=0x1a) sets rmStatus.
  *   FAKENV_UVM_ERRNO=nr=ERRNO      UVM command returns -1/ERRNO.
  *   FAKENV_FABRIC=not-ready        GET_FABRIC_STATUS reports IN_PROGRESS
@@ -138,10 +144,11 @@ struct fe_path_rule {
 static struct {
     unsigned gpus;
     char version[RIG_VERSION_STRING_LEN];
-    int n_missing, n_deny;
+    int n_missing, n_deny, n_alias;
     struct fe_path_rule missing[FE_MAX_RULES], deny[FE_MAX_RULES];
+    struct { char path[FE_PATH_MAX], node[FE_PATH_MAX]; } alias[FE_MAX_RULES];
     int gpu_open_errno;
-    struct fe_rules esc_errno, rm_control, rm_alloc, uvm_status, uvm_errno;
+    struct fe_rules esc_errno, rm_control, rm_alloc, rm_free, uvm_status, uvm_errno;
     uint32_t fabric;
     unsigned long hang_cmd;
     int hang_set;
@@ -279,6 +286,21 @@ static void fe_add_deny(const char *item, size_t len, void *arg)
     d->err = e;
 }
 
+/* "path=node" -> one renamed node */
+static void fe_add_alias(const char *item, size_t len, void *arg)
+{
+    (void)arg;
+    const char *eq = memchr(item, '=', len);
+    size_t a = eq ? (size_t)(eq - item) : 0, b = eq ? len - a - 1 : 0;
+    if (!eq || !a || !b || a >= FE_PATH_MAX || b >= FE_PATH_MAX || cfg.n_alias >= FE_MAX_RULES)
+        return;
+    memcpy(cfg.alias[cfg.n_alias].path, item, a);
+    cfg.alias[cfg.n_alias].path[a] = '\0';
+    memcpy(cfg.alias[cfg.n_alias].node, eq + 1, b);
+    cfg.alias[cfg.n_alias].node[b] = '\0';
+    cfg.n_alias++;
+}
+
 static void fe_atfork_prepare(void) { pthread_mutex_lock(&fe_lock); }
 static void fe_atfork_release(void) { pthread_mutex_unlock(&fe_lock); }
 
@@ -295,11 +317,13 @@ static void fe_load_config(void)
     snprintf(cfg.version, sizeof cfg.version, "%s", s && *s ? s : RIG_DEFAULT_VERSION);
     fe_each_item(getenv("FAKENV_MISSING"), fe_add_missing, NULL);
     fe_each_item(getenv("FAKENV_DENY"), fe_add_deny, NULL);
+    fe_each_item(getenv("FAKENV_ALIAS"), fe_add_alias, NULL);
     if ((s = getenv("FAKENV_GPU_OPEN_ERRNO")))
         cfg.gpu_open_errno = fe_parse_errno(s, strlen(s));
     fe_load_rules("FAKENV_ESC_ERRNO", &cfg.esc_errno, 1);
     fe_load_rules("FAKENV_RM_CONTROL_STATUS", &cfg.rm_control, 0);
     fe_load_rules("FAKENV_RM_ALLOC_STATUS", &cfg.rm_alloc, 0);
+    fe_load_rules("FAKENV_RM_FREE_STATUS", &cfg.rm_free, 0);
     fe_load_rules("FAKENV_UVM_STATUS", &cfg.uvm_status, 0);
     fe_load_rules("FAKENV_UVM_ERRNO", &cfg.uvm_errno, 1);
     cfg.fabric = RIG_FABRIC_SKIP;
@@ -374,6 +398,13 @@ static int fe_classify(const char *path, unsigned *minor)
 {
     if (!path || strncmp(path, "/dev/nvidia", 11))
         return FE_NONE;
+    for (int i = 0; i < cfg.n_alias; i++)
+        if (!strcmp(path, cfg.alias[i].path)) {
+            path = cfg.alias[i].node;       /* FAKENV_ALIAS: once, no chains */
+            if (strncmp(path, "/dev/nvidia", 11))
+                return -1;
+            break;
+        }
     const char *rest = path + 11;
     if (!strcmp(rest, "ctl")) {
         *minor = RIG_NV_CTL_MINOR;
@@ -1556,6 +1587,11 @@ static int fe_rm_free(void)
     uint32_t root = rig_get32(fe_blk, 0), old = rig_get32(fe_blk, 8);
     if (!fe_client_live(root)) {
         rig_put32(fe_blk, 12, NV_ERR_INVALID_CLIENT);
+        return 0;
+    }
+    int64_t st = fe_rule_hit(&cfg.rm_free, old);
+    if (st >= 0) {
+        rig_put32(fe_blk, 12, (uint32_t)st);
         return 0;
     }
     fe_free_handle(root, old);

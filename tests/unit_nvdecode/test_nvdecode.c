@@ -409,6 +409,127 @@ START_TEST(xfer_wrapped_control)
 }
 END_TEST
 
+/* XFER-wrapped GET_BUILD_VERSION: the shim records the inner block, then its
+ * params as a second PAYLOAD_SIZE + PAYLOAD pair, then the strings */
+START_TEST(xfer_wrapped_build_version)
+{
+	unsigned char x[16], inner[32], pay[40] = { 0 }, s[1 + 32];
+
+	sev_ioctl(&S, 5, NODE_CTL, 0xC01046D3u, 16);
+	put32(x, 0, 0x2A);
+	put32(x, 4, 32);
+	put64(x, 8, 0x7ffd00004000ull);
+	sev_efield(&S, CT_FLD_BLOCK, x, 16);
+	sev_efield(&S, CT_FLD_XFER, x, 16);
+	nvos54(inner, 0xc1d00019, 0xc1d00019, 0x101, 40, 0);
+	sev_efield(&S, CT_FLD_PAYLOAD, inner, 32);
+	sev_exit(&S, 0, 0);
+	sev_xfield(&S, CT_FLD_BLOCK, x, 16);
+	sev_x32(&S, CT_FLD_PAYLOAD_SIZE, 32);
+	sev_xfield(&S, CT_FLD_PAYLOAD, inner, 32);
+	put32(pay, 0, 32);
+	put32(pay, 32, 36500000u);
+	sev_x32(&S, CT_FLD_PAYLOAD_SIZE, 40);
+	sev_xfield(&S, CT_FLD_PAYLOAD, pay, 40);
+	memset(s, 0, sizeof s);
+	memcpy(s + 1, "575.51.02", 9);
+	sev_xfield(&S, CT_FLD_STRING, s, sizeof s);
+	dec(V580);
+	ck_assert(D.via_xfer);
+	ck_assert_uint_eq(D.u.control.cmd, 0x101);
+	ck_assert_int_eq(D.handshake.source, CT_NV_HS_BUILD_VERSION);
+	ck_assert_int_eq(D.handshake.result, CT_NV_HS_REPORTED);
+	ck_assert_str_eq(D.handshake.kernel, "575.51.02");
+	ck_assert_uint_eq(D.handshake.changelist, 36500000u);
+	ck_assert_str_eq(D.summary,
+			 "RM_CONTROL NV0000_CTRL_CMD_SYSTEM_GET_BUILD_VERSION via XFER -> driver 575.51.02");
+
+	/* a trace of an older shim (no second pair): no strings, no payload */
+	sev_ioctl(&S, 5, NODE_CTL, 0xC01046D3u, 16);
+	sev_efield(&S, CT_FLD_BLOCK, x, 16);
+	sev_efield(&S, CT_FLD_XFER, x, 16);
+	sev_efield(&S, CT_FLD_PAYLOAD, inner, 32);
+	sev_exit(&S, 0, 0);
+	sev_xfield(&S, CT_FLD_BLOCK, x, 16);
+	sev_x32(&S, CT_FLD_PAYLOAD_SIZE, 32);
+	sev_xfield(&S, CT_FLD_PAYLOAD, inner, 32);
+	dec(V580);
+	ck_assert_str_eq(D.handshake.kernel, "");
+	ck_assert_int_eq(D.handshake.result, CT_NV_HS_UNKNOWN);
+	ck_assert_str_eq(D.summary, "RM_CONTROL NV0000_CTRL_CMD_SYSTEM_GET_BUILD_VERSION via XFER");
+}
+END_TEST
+
+/* the program's pointer was bad: the shim recorded empty blocks and
+ * CT_RF_UNREADABLE; zeroes must not be named as command 0 or class 0 */
+START_TEST(unreadable_blocks)
+{
+	static const struct {
+		uint64_t req;
+		uint32_t size;
+		const char *summary;
+	} rows[] = {
+		{ 0xC020462Au, 32, "RM_CONTROL (parameter block unreadable) -> -1 EFAULT" },
+		{ 0xC030462Bu, 48, "RM_ALLOC (parameter block unreadable) -> -1 EFAULT" },
+		{ 0xC0104629u, 16, "RM_FREE (parameter block unreadable) -> -1 EFAULT" },
+		{ 0xC0384627u, 56, "RM_ALLOC_MEMORY (parameter block unreadable) -> -1 EFAULT" },
+	};
+
+	for (unsigned i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		sev_ioctl(&S, 5, rows[i].req == 0xC0384627u ? NODE_GPU(0) : NODE_CTL, rows[i].req, rows[i].size);
+		sev_efield(&S, CT_FLD_BLOCK, "", 0);
+		S.eh.flags |= CT_RF_UNREADABLE;
+		sev_exit(&S, -1, EFAULT);
+		sev_xfield(&S, CT_FLD_BLOCK, "", 0);
+		S.xh.flags |= CT_RF_UNREADABLE;
+		dec(V580);
+		ck_assert_str_eq(D.summary, rows[i].summary);
+		ck_assert(D.unreadable);
+		ck_assert_uint_eq(D.unknown, 0);
+		ck_assert_msg(!strstr(D.summary, "RESERVED") && !strstr(D.summary, "ROOT"), "%s", D.summary);
+		HAS(D.warning, "unreadable");
+	}
+	/* the control: no command in its arguments either */
+	sev_ioctl(&S, 5, NODE_CTL, 0xC020462Au, 32);
+	sev_efield(&S, CT_FLD_BLOCK, "", 0);
+	sev_exit(&S, -1, EFAULT);
+	dec(V580);
+	ck_assert(D.u.control.cmd_unreadable);
+	ck_assert(!D.u.control.cmd_named);
+	ck_assert_str_eq(D.u.control.cmd_name, "(parameter block unreadable)");
+
+	/* XFER whose inner pointer was bad: the inner control is unreadable too */
+	{
+		unsigned char x[16];
+		sev_ioctl(&S, 5, NODE_CTL, 0xC01046D3u, 16);
+		put32(x, 0, 0x2A);
+		put32(x, 4, 32);
+		put64(x, 8, 0x10);
+		sev_efield(&S, CT_FLD_BLOCK, x, 16);
+		sev_efield(&S, CT_FLD_XFER, x, 16);
+		sev_efield(&S, CT_FLD_PAYLOAD, "", 0);
+		sev_exit(&S, -1, EFAULT);
+		sev_xfield(&S, CT_FLD_BLOCK, x, 16);
+		sev_x32(&S, CT_FLD_PAYLOAD_SIZE, 32);
+		sev_xfield(&S, CT_FLD_PAYLOAD, "", 0);
+		dec(V580);
+		ck_assert(D.u.control.cmd_unreadable);
+		ck_assert_str_eq(D.summary, "RM_CONTROL (parameter block unreadable) via XFER -> -1 EFAULT");
+	}
+	/* a block too short to hold the command is said so, not called unreadable */
+	{
+		unsigned char b[8] = { 0 };
+		sev_ioctl(&S, 5, NODE_CTL, 0xC008462Au, 8);
+		sev_efield(&S, CT_FLD_BLOCK, b, 8);
+		sev_exit(&S, -1, EINVAL);
+		sev_xfield(&S, CT_FLD_BLOCK, b, 8);
+		dec(V580);
+		ck_assert_str_eq(D.u.control.cmd_name, "(block too short)");
+		HAS(D.warning, "short or oversized parameter block: 8 bytes");
+	}
+}
+END_TEST
+
 /* ---- §2 node rules (§11.9) ---------------------------------------------------------- */
 
 START_TEST(wrong_nodes)
@@ -934,6 +1055,8 @@ static Suite *suite(void)
 	tcase_add_test(t, numa_state);
 	tcase_add_test(t, short_and_oversized_blocks);
 	tcase_add_test(t, xfer_wrapped_control);
+	tcase_add_test(t, xfer_wrapped_build_version);
+	tcase_add_test(t, unreadable_blocks);
 	tcase_add_test(t, wrong_nodes);
 	tcase_add_test(t, nvos21_status_by_version);
 	tcase_add_test(t, status_0x8b_by_version);

@@ -6,7 +6,8 @@
  * The fixtures are gzip'd; each is unpacked into memory with `gzip -dc`.
  * NVDECODE_DUMP=1 prints every decoded ioctl (a small exploration tool);
  * the census test prints a table of distinct escapes/classes/controls/UVM
- * commands and how many decode by name.
+ * commands and how many decode by name (CENSUS.md), NVDECODE_CENSUS=1 each
+ * distinct value with its name as well.
  */
 #define _GNU_SOURCE
 #include <check.h>
@@ -24,10 +25,14 @@
 
 #define V580 CT_DRV(580, 159, 4)
 
+/* every committed trace (32): keep in step with tests/unit_nvdecode/CENSUS.md */
 static const char *const all_fixtures[] = {
 	"probe", "probectx", "rtshared", "rtstatic", "torch", "nvml", "c1",
 	"i01", "i02", "i03", "i04", "i05", "i06", "i07", "i08", "i11", "i12", "i13", "i14", "i15",
-	"i16", "i19", "t1", "t2", "t3",
+	"i16", "i19", "t1", "t2", "t3", "busy-ctx", "hang-torch",
+	"torchrun4/vm-1997-1796241100211987747", "torchrun4/vm-2022-1796241103186909727",
+	"torchrun4/vm-2023-1796241103187430873", "torchrun4/vm-2024-1796241103187845376",
+	"torchrun4/vm-2025-1796241103188329503",
 };
 #define NFIX (sizeof all_fixtures / sizeof all_fixtures[0])
 
@@ -118,16 +123,48 @@ struct set {
 	unsigned n;
 	uint64_t v[SET_CAP];
 	unsigned char named[SET_CAP]; /* 1 by name, 2 structural */
+	char name[SET_CAP][80];       /* how the decoder showed it */
 };
 
-static void set_add(struct set *s, uint64_t v, unsigned char named)
+static void set_add(struct set *s, uint64_t v, unsigned char named, const char *name)
 {
 	for (unsigned i = 0; i < s->n; i++)
 		if (s->v[i] == v)
 			return;
 	ck_assert_uint_lt(s->n, SET_CAP);
 	s->v[s->n] = v;
+	snprintf(s->name[s->n], sizeof s->name[0], "%s", name);
 	s->named[s->n++] = named;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* NVDECODE_CENSUS=1: every distinct value with its decoded name, sorted */
+static void set_print(const char *what, const struct set *s)
+{
+	static uint64_t order[SET_CAP];
+
+	for (unsigned i = 0; i < s->n; i++)
+		order[i] = s->v[i] << 16 | i;
+	qsort(order, s->n, sizeof order[0], cmp_u64);
+	printf("  %s:\n", what);
+	for (unsigned k = 0; k < s->n; k++) {
+		unsigned i = (unsigned)(order[k] & 0xffff);
+		printf("    0x%08llx %-10s %s\n", (unsigned long long)s->v[i],
+		       s->named[i] == 1 ? "named" : s->named[i] == 2 ? "structural" : "UNKNOWN", s->name[i]);
+	}
+}
+
+static bool set_has(const struct set *s, uint64_t v)
+{
+	for (unsigned i = 0; i < s->n; i++)
+		if (s->v[i] == v)
+			return true;
+	return false;
 }
 
 static unsigned set_count(const struct set *s, unsigned char named)
@@ -140,7 +177,7 @@ static unsigned set_count(const struct set *s, unsigned char named)
 
 struct census {
 	struct set esc, cls, ctrl, uvm;
-	unsigned ioctls, unknown, unnamed_name, not_nvidia;
+	unsigned ioctls, unknown, unnamed_name, not_nvidia, frontend, rm;
 	char first_unknown[512];
 };
 
@@ -161,17 +198,25 @@ static void census_visit(struct scan *s, const struct ct_event *ev, void *user)
 		c->unnamed_name += !d->named;
 	}
 	if (d->family == CT_NV_FAM_UVM) {
-		set_add(&c->uvm, d->nr, d->named);
+		set_add(&c->uvm, d->nr, d->named, d->name);
 		return;
 	}
-	set_add(&c->esc, d->nr, d->named);
+	if (!set_has(&c->esc, d->nr)) {
+		if (d->family == CT_NV_FAM_FRONTEND)
+			c->frontend++;
+		else if (d->family == CT_NV_FAM_RM)
+			c->rm++;
+	}
+	set_add(&c->esc, d->nr, d->named, d->name);
 	if (d->args == CT_NV_A_RM_ALLOC)
-		set_add(&c->cls, d->u.alloc.hClass_in, d->u.alloc.class_named);
+		set_add(&c->cls, d->u.alloc.hClass_in, d->u.alloc.class_named, d->u.alloc.class_name);
 	if (d->args == CT_NV_A_RM_ALLOC_MEMORY)
-		set_add(&c->cls, d->u.alloc_memory.hClass, d->u.alloc_memory.class_named);
+		set_add(&c->cls, d->u.alloc_memory.hClass, d->u.alloc_memory.class_named,
+			d->u.alloc_memory.class_name);
 	if (d->args == CT_NV_A_RM_CONTROL)
 		set_add(&c->ctrl, d->u.control.cmd,
-			d->u.control.cmd_named ? 1 : d->u.control.cmd_structural ? 2 : 0);
+			d->u.control.cmd_named ? 1 : d->u.control.cmd_structural ? 2 : 0,
+			d->u.control.cmd_name);
 }
 
 START_TEST(census_all_named)
@@ -191,6 +236,10 @@ START_TEST(census_all_named)
 	for (unsigned i = 0; i < sizeof rows / sizeof rows[0]; i++)
 		printf("  %-14s %8u %9u %11u %8u\n", rows[i].what, rows[i].s->n, set_count(rows[i].s, 1),
 		       set_count(rows[i].s, 2), set_count(rows[i].s, 0));
+	printf("  escapes: %u frontend, %u RM\n", c.frontend, c.rm);
+	if (getenv("NVDECODE_CENSUS"))
+		for (unsigned i = 0; i < sizeof rows / sizeof rows[0]; i++)
+			set_print(rows[i].what, rows[i].s);
 	for (unsigned i = 0; i < c.ctrl.n; i++)
 		if (c.ctrl.named[i] == 2) {
 			char b[96];
@@ -202,13 +251,22 @@ START_TEST(census_all_named)
 	ck_assert_uint_eq(c.not_nvidia, 0);
 	for (unsigned i = 0; i < sizeof rows / sizeof rows[0]; i++)
 		ck_assert_uint_eq(set_count(rows[i].s, 0), 0);
-	/* the init sequence of the README: all four kinds are exercised */
-	ck_assert_uint_ge(c.esc.n, 15);
-	ck_assert_uint_ge(c.cls.n, 20);
-	ck_assert_uint_ge(c.ctrl.n, 60);
-	ck_assert_uint_ge(c.uvm.n, 14);
-	/* BINAPI and legacy-GSS controls are described, not named */
-	ck_assert_uint_ge(set_count(&c.ctrl, 2), 3);
+	/* the census of CENSUS.md over the 32 committed traces: a change here
+	 * means a fixture or a table changed, and the document with it */
+	ck_assert_uint_eq(NFIX, 32);
+	ck_assert_uint_eq(c.ioctls, 5277);
+	ck_assert_uint_eq(c.esc.n, 15);
+	ck_assert_uint_eq(c.frontend, 8);
+	ck_assert_uint_eq(c.rm, 7);
+	ck_assert_uint_eq(c.cls.n, 23);
+	ck_assert_uint_eq(c.ctrl.n, 72);
+	ck_assert_uint_eq(set_count(&c.ctrl, 1), 68);
+	ck_assert_uint_eq(c.uvm.n, 15);
+	/* BINAPI and legacy-GSS controls have no public name: described, not named */
+	ck_assert_uint_eq(set_count(&c.ctrl, 2), 4);
+	static const uint32_t structural[] = { 0x20808159, 0x20808162, 0x20809038, 0x20810108 };
+	for (unsigned i = 0; i < 4; i++)
+		ck_assert_msg(set_has(&c.ctrl, structural[i]), "control 0x%08x", (unsigned)structural[i]);
 }
 END_TEST
 
@@ -527,6 +585,55 @@ START_TEST(devmap_from_context)
 }
 END_TEST
 
+/* the reader's own device map (what `cutrace show` decodes with): every
+ * ioctl's fd was bound by its open, to the node the shim saw */
+struct rmap {
+	struct ct_trace *t;
+	unsigned ioctls, bound, uvm;
+};
+
+static int rmap_event(const struct ct_event *ev, void *user)
+{
+	struct rmap *r = user;
+	const struct ct_nv_devmap *m = ct_trace_devmap(r->t);
+	uint32_t node = 0;
+	int32_t fd = -1;
+
+	ck_assert_ptr_nonnull(m);
+	if (ev->call != CT_CALL_ioctl || !ev->has_enter)
+		return 0;
+	r->ioctls++;
+	ck_assert(ct_rec_i32(&ev->enter, CT_FLD_FD, &fd));
+	ct_rec_u32(&ev->enter, CT_FLD_NODE, &node);
+	for (unsigned i = 0; i < CT_NV_DEVMAP_FDS; i++)
+		if (m->fds[i].fd == fd) {
+			ck_assert_uint_eq(m->fds[i].node >> 16, node >> 16);
+			r->bound++;
+			r->uvm += (node >> 16) == CT_NODE_UVM;
+			break;
+		}
+	return 0;
+}
+
+START_TEST(reader_devmap_follows_opens)
+{
+	static struct rmap r;
+
+	memset(&r, 0, sizeof r);
+	r.t = load("probe");
+	ck_assert_ptr_null(ct_trace_devmap(r.t));
+	ck_assert_int_eq(ct_trace_events(r.t, rmap_event, &r), 0);
+	ck_assert_uint_gt(r.ioctls, 50);
+	ck_assert_uint_eq(r.bound, r.ioctls);
+	ck_assert_uint_ge(r.uvm, 5);
+	/* a second pass starts from the context again: same result */
+	r.ioctls = r.bound = r.uvm = 0;
+	ck_assert_int_eq(ct_trace_events(r.t, rmap_event, &r), 0);
+	ck_assert_uint_eq(r.bound, r.ioctls);
+	ct_trace_close(r.t);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("nvdecode_golden");
@@ -552,6 +659,7 @@ static Suite *suite(void)
 	tcase_add_test(t, i04_uvm_initialize_eperm);
 	tcase_add_test(t, i16_escape_on_caps_node);
 	tcase_add_test(t, devmap_from_context);
+	tcase_add_test(t, reader_devmap_follows_opens);
 	suite_add_tcase(s, t);
 	return s;
 }
