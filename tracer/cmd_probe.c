@@ -55,8 +55,11 @@ int ct_run_report(const struct ct_run_opts *o, FILE *out)
 		fputc('\n', out);
 		if (!v[i].ok) {
 			ct_verdict_text(out, &v[i]);
-			fprintf(out, "  timeline around the failing step (%s):\n", paths[i]);
-			ct_print_step_context(out, paths[i], &v[i], 4);
+			/* -q: the verdict, without the timeline */
+			if (!o->quiet && v[i].step.set) {
+				fprintf(out, "  timeline around the failing step (%s):\n", paths[i]);
+				ct_print_step_context(out, paths[i], &v[i], 4);
+			}
 		}
 	}
 	if (n - bad > 1 && !o->quiet) {
@@ -152,18 +155,71 @@ int ct_doctor_run_probe(struct ct_json *j, FILE *text)
 	return rc;
 }
 
+/*
+ * The run parser, its error sentence turned into the one-line form of every
+ * command ("cutrace: probe: unknown option '--frob' (try 'cutrace probe
+ * --help')"): it writes to stderr, so stderr is caught in a temporary file
+ * while it runs.
+ */
+static int parse_run_opts(int argc, char **argv, struct ct_run_opts *o, int *ci)
+{
+	FILE *tmp = tmpfile();
+	int saved = -1, r;
+	char msg[512] = "";
+
+	fflush(stderr);
+	if (tmp && (saved = dup(2)) >= 0)
+		dup2(fileno(tmp), 2);
+	r = ct_run_parse(argc, argv, o, ci, false);
+	if (saved >= 0) {
+		fflush(stderr);
+		dup2(saved, 2);
+		close(saved);
+		rewind(tmp);
+		size_t n = fread(msg, 1, sizeof msg - 1, tmp);
+		msg[n] = 0;
+	}
+	if (tmp)
+		fclose(tmp);
+	if (saved < 0 || !msg[0]) {
+		if (r < 0 && saved < 0)
+			ct_err("probe: bad usage (try 'cutrace probe --help')");
+		return r;
+	}
+	/* "cutrace: unknown option '--frob'\n" -> "unknown option '--frob'" */
+	char *m = msg, *nl;
+	if (!strncmp(m, "cutrace: ", 9))
+		m += 9;
+	if ((nl = strchr(m, '\n')))
+		*nl = 0;
+	if (r < 0)
+		ct_err("probe: %s (try 'cutrace probe --help')", m);
+	else
+		ct_err("%s", m);
+	return r;
+}
+
 static void probe_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: cutrace probe [-o DIR] [--inject RULE]... [--scenario NAME] [--ctx] [--nvml]\n"
-		"                     [--json] [--color=auto|always|never]\n\n"
+		"                     [--json] [-q] [--size SIZE] [--lib PATH] [--color=WHEN]\n\n"
 		"Runs the bare driver probe (dlopen libcuda.so.1, cuInit, cuDriverGetVersion,\n"
 		"cuDeviceGetCount, device names) under the shim, prints its timeline and the\n"
 		"verdict.  Works on any machine: without a GPU or driver it says what is missing.\n\n"
-		"  --ctx      also create a primary context on device 0\n"
-		"  --nvml     also initialise NVML\n"
-		"  --json     print the trace as JSON (show --json) instead of the timeline\n"
-		"  other options as for 'cutrace run'\n\n"
+		"  -o, --output DIR     trace directory (default: a new one under $CUTRACE_DIR\n"
+		"                       or /tmp/cutrace-UID)\n"
+		"  --inject RULE        inject a fault (repeatable); see 'cutrace run --help-inject'\n"
+		"  --scenario NAME      inject a named scenario's rules (see 'cutrace scenarios')\n"
+		"  --ctx                also create a primary context on device 0\n"
+		"  --nvml               also initialise NVML\n"
+		"  --json               print the trace as one JSON document (as 'cutrace show\n"
+		"                       --json') on stdout; the probe's own output goes to stderr\n"
+		"  -q, --quiet          after the timeline, print the verdict only if the probe failed\n"
+		"  --size SIZE          trace file size (default 16M)\n"
+		"  --lib PATH           libcutrace.so to preload (default: found next to cutrace)\n"
+		"  --color=WHEN         auto (default: on a terminal, unless NO_COLOR), always, never\n"
+		"  -h, --help           this help\n\n"
 		"exit status: 0 CUDA initialized, 1 it failed (the verdict says where), 2 usage error\n");
 }
 
@@ -188,7 +244,7 @@ int cmd_probe(int argc, char **argv)
 		else
 			av[ac++] = argv[i];
 	}
-	r = ct_run_parse(ac, av, &o, &ci, false);
+	r = parse_run_opts(ac, av, &o, &ci);
 	if (r == 1) {
 		probe_usage(stdout);
 		free(av);
@@ -201,8 +257,8 @@ int cmd_probe(int argc, char **argv)
 	}
 	if (r < 0 || ci < ac) {
 		if (r == 0)
-			ct_err("probe takes no command (unexpected '%s')", av[ci]);
-		probe_usage(stderr);
+			ct_err("probe: unexpected argument '%s': the probe runs its own program (try 'cutrace probe --help')",
+			       av[ci]);
 		free(av);
 		return CT_EXIT_USAGE;
 	}
@@ -221,10 +277,23 @@ int cmd_probe(int argc, char **argv)
 	pargv[pargc] = NULL;
 
 	fflush(stdout);
-	if (ct_spawn_traced(&o, pargv, &status) < 0)
-		return CT_EXIT_USAGE;
+	{
+		/* with --json stdout is one JSON document: the probe's own lines go
+		 * to stderr (the child inherits this fd 1) */
+		int saved = o.json ? dup(1) : -1;
+		if (saved >= 0)
+			dup2(2, 1);
+		r = ct_spawn_traced(&o, pargv, &status);
+		if (saved >= 0) {
+			dup2(saved, 1);
+			close(saved);
+		}
+		if (r < 0)
+			return CT_EXIT_USAGE;
+	}
 	fflush(stdout);
-	printf("\n");
+	if (!o.json)
+		printf("\n");
 	{
 		char color[32];
 		char *sav[6];

@@ -9,9 +9,12 @@
 #include "show.h"
 #include "tracer.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static void usage(FILE *f)
 {
@@ -19,7 +22,11 @@ static void usage(FILE *f)
 		"usage: cutrace show [OPTIONS] FILE|DIR...\n"
 		"\n"
 		"Decode cutrace trace files: one block per process, then its calls in order.\n"
-		"A DIR means every *.cutrace file in it (not recursive), sorted by name.\n"
+		"A DIR means every *.cutrace file in it and in its subdirectories (one per\n"
+		"host of a job on a shared filesystem, say), sorted by path.  With more than\n"
+		"one trace, the text output starts with a summary of the whole job: how many\n"
+		"processes were healthy, and the failed ones grouped by verdict with their\n"
+		"hosts, ranks and pids.\n"
 		"\n"
 		"options:\n"
 		"  --format=text|json|chrome  output format (default text)\n"
@@ -39,7 +46,8 @@ static void usage(FILE *f)
 		"hung or the process died in it), [injected: ...] (a cutrace rule produced\n"
 		"the result).  Lines starting with ** are notes from the shim.\n"
 		"\n"
-		"exit status: 0 at least one trace was shown, 2 bad usage or nothing readable.\n");
+		"exit status: 0 every process shown initialized CUDA (or did not fail), 1 some\n"
+		"process failed (its verdict says why), 2 bad usage or no readable trace.\n");
 }
 
 /* ---- the shared iterator ----------------------------------------------------- */
@@ -168,6 +176,115 @@ static int show_file(struct iter *it, const char *path, bool in_dir)
 	c->trace = NULL;
 	ct_trace_close(t);
 	return r ? -1 : 0;
+}
+
+/* ---- the trace files of all arguments --------------------------------------------- */
+
+struct path_list {
+	char **path;
+	bool *in_dir;            /* found in a directory (a bad one is skipped with a warning) */
+	int n, cap;
+};
+
+static int list_add(struct path_list *l, const char *path, bool in_dir)
+{
+	if (l->n == l->cap) {
+		int ncap = l->cap ? l->cap * 2 : 32;
+		char **np = realloc(l->path, (size_t)ncap * sizeof *np);
+		if (!np)
+			return -1;
+		l->path = np;
+		bool *nd = realloc(l->in_dir, (size_t)ncap * sizeof *nd);
+		if (!nd)
+			return -1;
+		l->in_dir = nd;
+		l->cap = ncap;
+	}
+	if (!(l->path[l->n] = strdup(path)))
+		return -1;
+	l->in_dir[l->n++] = in_dir;
+	return 0;
+}
+
+static void list_free(struct path_list *l)
+{
+	for (int i = 0; i < l->n; i++)
+		free(l->path[i]);
+	free(l->path);
+	free(l->in_dir);
+}
+
+static int path_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool has_suffix(const char *s, const char *suf)
+{
+	size_t n = strlen(s), m = strlen(suf);
+	return n > m && !strcmp(s + n - m, suf);
+}
+
+#define CT_SHOW_DEPTH_MAX 16
+
+/* every *.cutrace under dir, subdirectories included (symbolic links to
+ * directories are not followed: no loops); -1 out of memory */
+static int walk_dir(const char *dir, struct path_list *l, int depth)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	size_t dlen = strlen(dir);
+	int rc = 0;
+
+	if (!d) {
+		ct_warn("%s: %s (skipped)", dir, strerror(errno));
+		return 0;
+	}
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		struct stat st;
+		char *p;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (!(p = malloc(dlen + strlen(de->d_name) + 2))) {
+			rc = -1;
+			break;
+		}
+		sprintf(p, "%s%s%s", dir, dlen && dir[dlen - 1] == '/' ? "" : "/", de->d_name);
+		if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
+			if (depth < CT_SHOW_DEPTH_MAX)
+				rc = walk_dir(p, l, depth + 1);
+		} else if (has_suffix(de->d_name, ".cutrace") && stat(p, &st) == 0 && S_ISREG(st.st_mode)) {
+			rc = list_add(l, p, true);
+		}
+		free(p);
+	}
+	closedir(d);
+	return rc;
+}
+
+/* the trace files an argument names; -1 with err when it names none */
+static int gather(const char *arg, struct path_list *l, char *err, size_t errlen)
+{
+	struct stat st;
+	int before = l->n;
+
+	if (stat(arg, &st) < 0) {
+		snprintf(err, errlen, "%s: %s", arg, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return list_add(l, arg, false) < 0 ? (snprintf(err, errlen, "out of memory"), -1) : 0;
+	if (walk_dir(arg, l, 0) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (l->n == before) {
+		snprintf(err, errlen, "no trace files (*.cutrace) in %s or its subdirectories", arg);
+		return -1;
+	}
+	qsort(l->path + before, (size_t)(l->n - before), sizeof *l->path, path_cmp);
+	return 0;
 }
 
 int ct_show_exit_code(const struct ct_show_summary *s)
@@ -308,64 +425,60 @@ int cmd_show(int argc, char **argv)
 	it->c = &ctx;
 	it->ops = fmt->ops;
 
+	/* every trace of every argument, directories searched recursively */
+	struct path_list list = { 0 };
+	char **arg_err = calloc((size_t)nargs + 1, sizeof *arg_err);
+	for (int a = 0; arg_err && a < nargs; a++) {
+		char err[PATH_MAX + 128];
+		if (gather(args[a], &list, err, sizeof err) < 0) {
+			ct_err("%s", err);
+			sum.bad++;
+			arg_err[a] = strdup(err);
+		}
+	}
+	ctx.multi = list.n > 1;
+
 	/* a job (several traces): the text output starts with the summary, so
 	 * diagnose everything once before showing it */
-	{
-		int total = 0;
-		for (int a = 0; a < nargs; a++) {
-			char **paths, err[600];
-			int n = ct_list_traces(args[a], &paths, err, sizeof err);
-			if (n > 0) {
-				total += n;
-				if (fmt->ops == &ct_show_text_ops && nargs + n > 2) {
-					struct ct_verdict *pre = calloc((size_t)n, sizeof *pre);
-					int k = 0, bad = 0;
-					for (int i = 0; pre && i < n; i++)
-						if (ct_diagnose_file(paths[i], &pre[k], err, sizeof err) == 0)
-							k++;
-						else
-							bad++;
-					if (pre && k + bad > 1) {
-						ct_summary_text(ctx.out, pre, k, bad);
-						fputc('\n', ctx.out);
-					}
-					free(pre);
-				}
-				ct_free_paths(paths, n);
-			}
+	if (fmt->ops == &ct_show_text_ops && list.n > 1) {
+		struct ct_verdict *pre = calloc((size_t)list.n, sizeof *pre);
+		int k = 0, bad = 0;
+		char err[600];
+		for (int i = 0; pre && i < list.n; i++)
+			if (ct_diagnose_file(list.path[i], &pre[k], err, sizeof err) == 0)
+				k++;
+			else
+				bad++;
+		if (pre) {
+			ct_summary_text(ctx.out, pre, k, bad);
+			fputc('\n', ctx.out);
 		}
-		ctx.multi = total > 1;
+		free(pre);
 	}
 
 	if (it->ops->begin && it->ops->begin(&ctx))
 		out_failed = true;
-	for (int a = 0; a < nargs && !out_failed; a++) {
-		char **paths, err[600];
-		int n = ct_list_traces(args[a], &paths, err, sizeof err);
-		if (n < 0) {
-			ct_err("%s", err);
+	for (int a = 0; a < nargs && !out_failed && arg_err; a++)
+		if (arg_err[a] && it->ops->bad_file)
+			it->ops->bad_file(&ctx, args[a], arg_err[a]);
+	for (int i = 0; i < list.n && !out_failed; i++) {
+		int r = show_file(it, list.path[i], list.in_dir[i]);
+		sum.files++;
+		if (r == 0) {
+			sum.readable++;
+			if (!it->verdict.ok)
+				sum.processes_failed++;
+		} else if (r > 0) {
+			ctx.n_unreadable++;
 			sum.bad++;
-			if (it->ops->bad_file)
-				it->ops->bad_file(&ctx, args[a], err);
-			continue;
 		}
-		bool in_dir = n > 1 || strcmp(paths[0], args[a]) != 0;
-		for (int i = 0; i < n && !out_failed; i++) {
-			int r = show_file(it, paths[i], in_dir);
-			sum.files++;
-			if (r == 0) {
-				sum.readable++;
-				if (!it->verdict.ok)
-					sum.processes_failed++;
-			} else if (r > 0) {
-				ctx.n_unreadable++;
-				sum.bad++;
-			}
-			if (r < 0)
-				out_failed = true;
-		}
-		ct_free_paths(paths, n);
+		if (r < 0)
+			out_failed = true;
 	}
+	for (int a = 0; arg_err && a < nargs; a++)
+		free(arg_err[a]);
+	free(arg_err);
+	list_free(&list);
 	if (!out_failed && it->ops->end && it->ops->end(&ctx))
 		out_failed = true;
 

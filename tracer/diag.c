@@ -24,6 +24,7 @@
 #include "json.h"
 #include "tracer.h"
 #include "xlat.h"
+#include "inject_rules.h"
 #include "fmt.h"
 /* the hot paths format many short strings: the cheaper snprintf (fmt.c) */
 #define snprintf ct_snprintf
@@ -59,7 +60,8 @@ struct ct_diag {
 	char cudart_path[256];
 	int cudart_ver;
 	bool nvml_loaded;
-	struct fact nvml_load_fail;
+	struct fact nvml_load_fail;  /* the first failed load of NVML */
+	char nvml_dlerror[300];
 	bool deepbind;
 	char deepbind_lib[128];
 
@@ -98,6 +100,7 @@ struct ct_diag {
 	struct fact unfinished;      /* first driver/runtime/NVML call without exit */
 	int unfinished_fam;
 	struct fact unfinished_io;   /* last NVIDIA open/ioctl without exit */
+	struct fact unfinished_ld;   /* last dlopen/dlmopen/dlsym/dlvsym without exit */
 	struct fact first_injected;
 	uint64_t last_t;
 	uint64_t events;
@@ -126,6 +129,9 @@ void ct_diag_begin(struct ct_diag *d, struct ct_trace *t)
 }
 
 /* ---- helpers ---------------------------------------------------------------------- */
+/* append to a fixed buffer (defined with the verdict texts) */
+static void add(char *buf, size_t len, const char *fmt, ...) CT_PRINTF(3, 4);
+
 static void step_from(struct ct_diag *d, struct ct_diag_step *s, const struct ct_event *ev,
 		      const struct ct_desc *desc, const char *override)
 {
@@ -216,6 +222,17 @@ static int vercmp(const char *a, const char *b)
 }
 
 /* ---- per event ---------------------------------------------------------------------- */
+/* a dlopen or dlsym without exit: the loader (or a library constructor it
+ * ran) hung, or the process died inside it; the last one is the innermost */
+static void unfinished_loader(struct ct_diag *d, const struct ct_event *ev, const struct ct_desc *desc,
+			      const char *name)
+{
+	d->unfinished_ld.s.set = false;
+	set_fact(d, &d->unfinished_ld, ev, desc, 0, NULL, NULL);
+	snprintf(d->unfinished_ld.path, sizeof d->unfinished_ld.path, "%s", name ? name : desc->target);
+	d->unfinished_ld.node_kind = ev->call;
+}
+
 static void on_dlopen(struct ct_diag *d, const struct ct_event *ev, const struct ct_desc *desc)
 {
 	char name[512], real[512];
@@ -230,8 +247,11 @@ static void on_dlopen(struct ct_diag *d, const struct ct_event *ev, const struct
 		d->deepbind = true;
 		snprintf(d->deepbind_lib, sizeof d->deepbind_lib, "%s", lib ? lib : "?");
 	}
-	if (!ev->has_exit)
+	if (!ev->has_exit) {
+		if (!ev->exit_unknown)
+			unfinished_loader(d, ev, desc, lib);
 		return;
+	}
 	if (kind == CT_LIB_CUDA) {
 		if (ev->ret) {
 			if (!d->cuda_loaded && rp) {
@@ -247,7 +267,10 @@ static void on_dlopen(struct ct_diag *d, const struct ct_event *ev, const struct
 				 * B.3); a stub found under another name is caught by its 34 */
 				d->cuda_stub = str_has(rp, "/stubs/");
 				d->cuda_compat = str_has(rp, "/compat/");
-				set_fact(d, &d->cuda_load, ev, desc, 0, rp, NULL);
+				/* the step text names the file the loader picked */
+				char text[360];
+				snprintf(text, sizeof text, "%s(\"%s\") = %s", desc->call, lib ? lib : "?", rp);
+				set_fact(d, &d->cuda_load, ev, desc, 0, rp, text);
 			}
 		} else if (!d->cuda_load_fail.s.set) {
 			char err[300];
@@ -262,10 +285,14 @@ static void on_dlopen(struct ct_diag *d, const struct ct_event *ev, const struct
 		if (ct_elf_version_from_name(rp, v, sizeof v) == 0)
 			d->cudart_ver = ct_cuda_version_parse(v);
 	} else if (kind == CT_LIB_NVML) {
-		if (ev->ret)
+		if (ev->ret) {
 			d->nvml_loaded = true;
-		else
-			set_fact(d, &d->nvml_load_fail, ev, desc, 0, lib, NULL);
+		} else if (!d->nvml_load_fail.s.set) {
+			char err[300];
+			set_fact(d, &d->nvml_load_fail, ev, desc, 0, lib ? lib : "libnvidia-ml.so.1", NULL);
+			if (str_field(ev, CT_FLD_DLERROR, err, sizeof err))
+				snprintf(d->nvml_dlerror, sizeof d->nvml_dlerror, "%s", err);
+		}
 	}
 }
 
@@ -281,6 +308,7 @@ static void on_open(struct ct_diag *d, const struct ct_event *ev, const struct c
 		if (!d->unfinished_io.s.set || ev->seq > d->unfinished_io.s.seq) {
 			d->unfinished_io.s.set = false;
 			set_fact(d, &d->unfinished_io, ev, desc, 0, NULL, NULL);
+			d->unfinished_io.node_kind = (unsigned)(node >> 16);
 		}
 		return;
 	}
@@ -292,6 +320,19 @@ static void on_open(struct ct_diag *d, const struct ct_event *ev, const struct c
 	set_fact(d, f, ev, desc, ev->err, NULL, NULL);
 	f->node_kind = (unsigned)(node >> 16);
 	snprintf(f->path, sizeof f->path, "%s", str_field(ev, CT_FLD_PATH, path, sizeof path) ? path : "?");
+}
+
+/* what names an ioctl for grouping the same failure across processes: the
+ * escape and its RM command or class (no handles, fds or addresses) */
+static void nv_key(const struct ct_nv_ioctl *nv, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", nv->name);
+	if (nv->args == CT_NV_A_RM_CONTROL)
+		add(buf, len, " %s/0x%x", nv->u.control.cmd_name, nv->u.control.cmd);
+	else if (nv->args == CT_NV_A_RM_ALLOC)
+		add(buf, len, " class 0x%x", nv->u.alloc.hClass_in);
+	if (nv->returned)
+		add(buf, len, " err %d status 0x%x", nv->err, nv->has_status ? nv->status : 0);
 }
 
 static void on_ioctl(struct ct_diag *d, const struct ct_event *ev, const struct ct_desc *desc)
@@ -319,6 +360,7 @@ static void on_ioctl(struct ct_diag *d, const struct ct_event *ev, const struct 
 		d->unfinished_io.s.set = false;
 		set_fact(d, &d->unfinished_io, ev, desc, 0, nv->summary, text);
 		d->unfinished_io.node_kind = nv->node_kind;
+		nv_key(nv, d->unfinished_io.path, sizeof d->unfinished_io.path);
 		return;
 	}
 	/* the version handshake */
@@ -345,6 +387,7 @@ static void on_ioctl(struct ct_diag *d, const struct ct_event *ev, const struct 
 			snprintf(what, sizeof what, "%s|%s|%s", h->client[0] ? h->client : "?", h->kernel,
 				 h->source == CT_NV_HS_CHECK_VERSION_STR ? "CHECK_VERSION_STR" : "GET_BUILD_VERSION");
 			set_fact(d, &d->hs_mismatch, ev, desc, 0, what, text);
+			snprintf(d->hs_mismatch.path, sizeof d->hs_mismatch.path, "%s", what);
 			if (nv->injected)
 				d->hs_mismatch.s.injected = true;
 		}
@@ -352,8 +395,10 @@ static void on_ioctl(struct ct_diag *d, const struct ct_event *ev, const struct 
 	if (nv->args == CT_NV_A_CARD_INFO && nv->ok) {
 		if (d->cards < 0 || (int)nv->ncards > d->cards)
 			d->cards = (int)nv->ncards;
-		if (nv->ncards == 0)
+		if (nv->ncards == 0 && !d->card_empty.s.set) {
 			set_fact(d, &d->card_empty, ev, desc, 0, "CARD_INFO", text);
+			nv_key(nv, d->card_empty.path, sizeof d->card_empty.path);
+		}
 	}
 	if (nv->ok || nv->is_warning)
 		return;
@@ -363,6 +408,7 @@ static void on_ioctl(struct ct_diag *d, const struct ct_event *ev, const struct 
 	set_fact(d, f, ev, desc, nv->has_status && nv->ret >= 0 ? (int)nv->status : nv->err,
 		 nv->summary, text);
 	f->node_kind = nv->node_kind;
+	nv_key(nv, f->path, sizeof f->path);
 	if (nv->injected)
 		f->s.injected = true;
 }
@@ -405,6 +451,13 @@ static void check_returned(struct ct_diag *d, const struct ct_event *ev)
 	    ((!ev->has_enter && enter_seq == d->unfinished_io.s.seq) ||
 	     (ev->has_enter && ev->seq != d->unfinished_io.s.seq && lvl >= 1)))
 		d->unfinished_io.s.set = false;
+	/* nothing hooked runs inside dlsym; a dlopen runs library constructors,
+	 * which may call anything: only its own exit proves that it returned */
+	if (d->unfinished_ld.s.set && ev->tid == d->unfinished_ld.s.tid &&
+	    ((!ev->has_enter && enter_seq == d->unfinished_ld.s.seq) ||
+	     (ev->has_enter && ev->seq != d->unfinished_ld.s.seq &&
+	      (d->unfinished_ld.node_kind == CT_CALL_dlsym || d->unfinished_ld.node_kind == CT_CALL_dlvsym))))
+		d->unfinished_ld.s.set = false;
 }
 
 void ct_diag_event(struct ct_diag *d, const struct ct_event *ev, const struct ct_desc *desc)
@@ -421,13 +474,18 @@ void ct_diag_event(struct ct_diag *d, const struct ct_event *ev, const struct ct
 	ct_nv_devmap_track(&d->devmap, ev);
 	if (desc->injected && !d->first_injected.s.set)
 		set_fact(d, &d->first_injected, ev, desc, 0, NULL, NULL);
-	if (d->unfinished.s.set || d->unfinished_io.s.set)
+	if (d->unfinished.s.set || d->unfinished_io.s.set || d->unfinished_ld.s.set)
 		check_returned(d, ev);
 	if (!ev->has_enter && ev->type != CT_REC_NOTE)
 		return; /* an exit whose enter the ring dropped: too little to reason on */
 
 	if (c == CT_CALL_dlopen || c == CT_CALL_dlmopen) {
 		on_dlopen(d, ev, desc);
+		return;
+	}
+	if (c == CT_CALL_dlsym || c == CT_CALL_dlvsym) {
+		if (!ev->has_exit && !ev->exit_unknown)
+			unfinished_loader(d, ev, desc, desc->target[0] ? desc->target : NULL);
 		return;
 	}
 	if (c >= CT_CALL_open && c <= CT_CALL___openat64_2) {
@@ -604,6 +662,12 @@ static void device_node_text(const struct fact *f, struct ct_verdict *v)
 		add(v->summary, sizeof v->summary, "could not be opened");
 		snprintf(v->fix, sizeof v->fix, "check the node (ls -l %s) and the kernel log (dmesg)", f->path);
 	}
+	if (f->node_kind == CT_NODE_CAPS && (f->code == 1 || f->code == 13))
+		snprintf(v->fix, sizeof v->fix,
+			 "MIG needs the capability nodes /dev/nvidia-caps/* in the container and its device cgroup "
+			 "(toolkit 1.18+ regressed this for non-privileged MIG, NVIDIA/nvidia-container-toolkit#1740): "
+			 "pass them (--device, CDI), and check their modes against "
+			 "/proc/driver/nvidia/capabilities/*/access");
 }
 
 static void handshake_text(struct ct_diag *d, const struct fact *f, struct ct_verdict *v)
@@ -745,6 +809,161 @@ static int rank_of(struct ct_trace *t)
 	return -1;
 }
 
+/* "ioctl(nvidia-uvm, UVM_REGISTER_GPU) never returned" -> "ioctl(nvidia-uvm, UVM_REGISTER_GPU)" */
+static const char *call_text(const struct ct_diag_step *s, char *buf, size_t len)
+{
+	static const char tail[] = " never returned";
+	size_t n = strlen(s->text), t = sizeof tail - 1;
+
+	if (n > t && !strcmp(s->text + n - t, tail))
+		n -= t;
+	snprintf(buf, len, "%.*s", (int)n, s->text);
+	return buf;
+}
+
+/*
+ * A delay= rule that may have held this call: the shim marks the enter
+ * record of a delayed call (then step->injected is set); traces written
+ * before it did only name the rules in force.  A rule counts when it covers
+ * the held call, or (with a delay of a second or more) an open/ioctl under a
+ * driver or runtime call that was held with nothing recorded inside it.
+ */
+static bool delay_rule_for(struct ct_diag *d, const struct ct_diag_step *s, char *rule, size_t len)
+{
+	char spec[1024], err[160];
+	struct ct_rule *r;
+	int n, call = 0, fam;
+	bool hit = false;
+
+	if (!ct_trace_ctx_str(d->t, CT_CTX_INJECT, 0, spec, sizeof spec))
+		return false;
+	for (unsigned c = 1; c < CT_CALL__MAX; c++)
+		if (!strcmp(ct_call_name(c), s->call))
+			call = (int)c;
+	/* rules cover calls by a 64-bit mask */
+	if (!call || call >= 64 || !(r = calloc(CT_RULES_MAX, sizeof *r)))
+		return false;
+	fam = ct_call_family((unsigned)call);
+	n = ct_rules_parse(spec, r, CT_RULES_MAX, err, sizeof err);
+	for (int i = 0; i < n && !hit; i++) {
+		if (!r[i].delay_ns)
+			continue;
+		/* under a driver call, only a delay long enough to look like a hang */
+		if ((r[i].calls & (1ull << call)) ||
+		    ((fam == CT_FAM_DRIVER || fam == CT_FAM_RUNTIME || fam == CT_FAM_NVML) &&
+		     r[i].delay_ns >= 1000000000ull &&
+		     (r[i].calls & ((1ull << CT_CALL_ioctl) | (1ull << CT_CALL_open) | (1ull << CT_CALL_openat))))) {
+			hit = true;
+			/* the rule's text: the i-th ';'-separated part */
+			const char *p = spec;
+			for (int k = 0; k < i && p; k++)
+				if ((p = strchr(p, ';')))
+					p++;
+			while (p && *p == ' ')
+				p++;
+			snprintf(rule, len, "%.*s", p ? (int)strcspn(p, ";") : 0, p ? p : "");
+		}
+	}
+	free(r);
+	return hit;
+}
+
+static void hang_verdict(struct ct_diag *d, struct ct_verdict *v, const struct cutrace_header *h)
+{
+	const struct fact *io = d->unfinished_io.s.set ? &d->unfinished_io : NULL;
+	const struct fact *drv = d->unfinished.s.set ? &d->unfinished : NULL;
+	const struct fact *ld = d->unfinished_ld.s.set ? &d->unfinished_ld : NULL;
+	const struct fact *all[] = { drv, ld, io };
+	const struct fact *inner, *outer;
+	char in_text[360], out_text[360], rule[200] = "";
+	bool exited = h->flags & CT_HF_EXITED;
+
+	/* the innermost held call is where it stopped: an open or ioctl (nothing
+	 * runs inside one), else the later of a driver and a loader call; the
+	 * outermost held call of that thread is the one the program made */
+	if (io)
+		inner = io;
+	else if (drv && ld)
+		inner = ld->s.seq > drv->s.seq ? ld : drv;
+	else
+		inner = drv ? drv : ld;
+	outer = inner;
+	for (int i = 0; i < 3; i++)
+		if (all[i] && all[i]->s.tid == inner->s.tid && all[i]->s.seq < outer->s.seq)
+			outer = all[i];
+	v->ok = false;
+	v->hung = true;
+	v->step = inner->s;
+	v->final = outer->s;
+	if (inner == io)
+		v->layer = inner->node_kind == CT_NODE_UVM || inner->node_kind == CT_NODE_UVM_TOOLS ? CT_LAYER_UVM
+			 : strcmp(inner->s.call, "ioctl") ? CT_LAYER_DEVICE_NODE : CT_LAYER_RESOURCE_MANAGER;
+	else if (inner == ld)
+		v->layer = CT_LAYER_LOADER;
+	else
+		v->layer = CT_LAYER_DRIVER_API;
+	v->injected = v->step.injected;
+	if (!v->injected && delay_rule_for(d, &v->step, rule, sizeof rule))
+		v->injected = true;
+
+	call_text(&outer->s, out_text, sizeof out_text);
+	call_text(&inner->s, in_text, sizeof in_text);
+	snprintf(v->summary, sizeof v->summary, "%s entered at +%.3f ms and never returned", out_text,
+		 (double)outer->s.t_ns / 1e6);
+	if (inner != outer)
+		add(v->summary, sizeof v->summary, ": it was inside %s (entered at +%.3f ms), which did not return "
+		    "either", in_text, (double)inner->s.t_ns / 1e6);
+	if (v->step.injected)
+		add(v->summary, sizeof v->summary, "; an injected delay held it");
+	else if (rule[0])
+		add(v->summary, sizeof v->summary, "; the injection rule '%s' was in force and may have held it", rule);
+	add(v->summary, sizeof v->summary, "; the process %s",
+	    exited ? "exited with the call still open" : "was killed or crashed (or was still running) while in it");
+
+	if (v->injected)
+		snprintf(v->fix, sizeof v->fix, "this hang was produced by a cutrace delay= rule: run without it to see "
+			 "the real behaviour");
+	else if (inner == ld)
+		snprintf(v->fix, sizeof v->fix,
+			 "the dynamic loader or a constructor of the library being loaded hung or crashed: find which "
+			 "with LD_DEBUG=files or gdb (a lock held across fork(), a constructor that waits on a thread, "
+			 "a crash in the library's initializer)");
+	else
+		snprintf(v->fix, sizeof v->fix,
+			 "a hang inside the driver: look at dmesg (Xid, NVRM), check the GPU with nvidia-smi, and for "
+			 "NVSwitch systems the fabric manager; a crash: run with core dumps enabled");
+}
+
+/*
+ * What makes two processes' failures the same, for the job summary: the
+ * layer, the kind of root step and what it was about (node and errno, the
+ * ioctl and its status, the library), the final code, hung or not, injected
+ * or not.  Never times, pids, fds or handles: a job-wide hang is one group.
+ */
+static void group_key(struct ct_diag *d, struct ct_verdict *v)
+{
+	const struct fact *facts[] = { &d->open_fail, &d->caps_fail, &d->uvm_fail, &d->rm_fail, &d->hs_mismatch,
+				       &d->card_empty, &d->unfinished_io, &d->unfinished_ld, &d->cuda_load_fail,
+				       &d->nvml_load_fail };
+	const char *detail = "";
+	int code = 0;
+
+	if (v->ok) {
+		snprintf(v->group_key, sizeof v->group_key, "ok");
+		return;
+	}
+	for (size_t i = 0; i < sizeof facts / sizeof facts[0]; i++)
+		if (v->step.set && facts[i]->s.set && facts[i]->s.seq == v->step.seq) {
+			detail = facts[i] == &d->cuda_load_fail || facts[i] == &d->nvml_load_fail ? facts[i]->what
+												   : facts[i]->path;
+			code = facts[i]->code;
+			break;
+		}
+	snprintf(v->group_key, sizeof v->group_key, "%s|%s|%s|%d|%s|%d|%c%c", ct_layer_name(v->layer),
+		 v->step.set ? v->step.call : "", detail, code, v->final.set ? v->final.call : "", v->final_code,
+		 v->hung ? 'H' : '-', v->injected ? 'I' : '-');
+}
+
 void ct_diag_end(struct ct_diag *d, const struct ct_trace_stats *st, struct ct_verdict *v)
 {
 	const struct cutrace_header *h = ct_trace_header(d->t);
@@ -775,33 +994,21 @@ void ct_diag_end(struct ct_diag *d, const struct ct_trace_stats *st, struct ct_v
 		final = &d->nvml_fail;
 	else if (d->cuda_load_fail.s.set && !d->cuda_loaded && !d->cuinit_seen)
 		final = &d->cuda_load_fail;
+	/* NVML that could not be loaded is the failure when nothing else is:
+	 * a process that initialized CUDA only probed for it (a note below) */
+	else if (d->nvml_load_fail.s.set && !d->nvml_loaded && !d->cuinit_seen)
+		final = &d->nvml_load_fail;
 
 	if (final) {
 		v->final = final->s;
 		v->final_code = final->code;
-		if (final != &d->cuda_load_fail)
+		if (final != &d->cuda_load_fail && final != &d->nvml_load_fail)
 			snprintf(v->final_name, sizeof v->final_name, "%s", code_name(&final->s, final->code, name, sizeof name));
 	}
 
 	/* a call that never returned, with nothing failing before it: a hang or a crash in it */
-	if (!final && (d->unfinished.s.set || d->unfinished_io.s.set)) {
-		const struct fact *u = d->unfinished.s.set ? &d->unfinished : &d->unfinished_io;
-		const struct fact *in = d->unfinished_io.s.set ? &d->unfinished_io : NULL;
-		v->ok = false;
-		v->hung = true;
-		v->layer = in ? (in->node_kind == CT_NODE_UVM || in->node_kind == CT_NODE_UVM_TOOLS ? CT_LAYER_UVM
-												     : CT_LAYER_RESOURCE_MANAGER)
-			      : CT_LAYER_DRIVER_API;
-		v->step = in ? in->s : u->s;
-		v->final = u->s;
-		snprintf(v->summary, sizeof v->summary, "%s entered at +%.3f ms and never returned%s%s; the process %s",
-			 u->s.call, (double)u->s.t_ns / 1e6, in ? ": the driver was inside " : "",
-			 in ? in->s.text : "", (h->flags & CT_HF_EXITED) ? "exited with the call still open"
-					  : "was killed or crashed (or was still running) while in it");
-		snprintf(v->fix, sizeof v->fix,
-			 "a hang inside the driver: look at dmesg (Xid, NVRM), check the GPU with nvidia-smi, and for "
-			 "NVSwitch systems the fabric manager; a crash: run with core dumps enabled");
-		v->injected = v->step.injected || d->first_injected.s.set;
+	if (!final && (d->unfinished.s.set || d->unfinished_io.s.set || d->unfinished_ld.s.set)) {
+		hang_verdict(d, v, h);
 		goto done;
 	}
 	if (!final) {
@@ -821,6 +1028,25 @@ void ct_diag_end(struct ct_diag *d, const struct ct_trace_stats *st, struct ct_v
 
 	v->ok = false;
 	/* 1. the loader */
+	if (final == &d->nvml_load_fail) {
+		root = final;
+		v->layer = CT_LAYER_LOADER;
+		v->step = root->s;
+		snprintf(v->summary, sizeof v->summary, "the NVML library %s could not be loaded: %s%s", root->what,
+			 d->nvml_dlerror[0] ? d->nvml_dlerror : "(no loader message)",
+			 v->contract.kernel_version[0] ? "" :
+			 "; no NVIDIA kernel module is loaded either (no /proc/driver/nvidia/version)");
+		if (str_has(d->nvml_dlerror, "wrong ELF class"))
+			snprintf(v->fix, sizeof v->fix, "put the 64-bit NVIDIA driver library directory first "
+				 "(LD_LIBRARY_PATH, ldconfig) and remove the 32-bit one from the path");
+		else
+			snprintf(v->fix, sizeof v->fix,
+				 "libnvidia-ml.so.1 comes with the NVIDIA driver: install the driver's user-space "
+				 "libraries, or in a container enable the driver's 'utility' capability "
+				 "(NVIDIA_DRIVER_CAPABILITIES=compute,utility; --gpus all with the NVIDIA runtime, or CDI) "
+				 "so that it is mounted; else add its directory to the loader path");
+		goto done;
+	}
 	if (!d->cuda_loaded && d->cuda_load_fail.s.set) {
 		root = &d->cuda_load_fail;
 		v->layer = CT_LAYER_LOADER;
@@ -916,6 +1142,26 @@ void ct_diag_end(struct ct_diag *d, const struct ct_trace_stats *st, struct ct_v
 			final = lower;
 	}
 	v->step = final->s;
+	/* cuInit has no ordinal to be invalid: libcuda 580 answers a kernel
+	 * module of an older branch with 101 (measured, i07 of the H200
+	 * fixtures).  With libcuda's version unknown (not in its file name), the
+	 * handshake's answer is the evidence */
+	if (final->code == 101 && !strcmp(final->s.call, "cuInit") && d->hs_event.s.set &&
+	    d->hs_event.s.t_ns <= final->s.end_ns && d->hs_kernel[0] &&
+	    (!d->cuda_ver[0] || vercmp(d->cuda_ver, d->hs_kernel) != 0)) {
+		v->layer = CT_LAYER_KERNEL_HANDSHAKE;
+		v->step = d->hs_event.s;
+		snprintf(v->summary, sizeof v->summary,
+			 "cuInit = 101 (invalid device, from a call that takes no device) right after the kernel module "
+			 "reported version %s in the version handshake: libcuda %s%s%s is of another branch (libcuda 580 "
+			 "answers an older kernel branch with 101)", d->hs_kernel, d->cuda_path[0] ? d->cuda_path : "",
+			 d->cuda_ver[0] ? " is version " : " (version not in its file name)", d->cuda_ver);
+		snprintf(v->fix, sizeof v->fix,
+			 "user-space driver libraries and the loaded kernel module must be the same version: reboot "
+			 "(or reload the nvidia modules) after a driver upgrade, or remove a stale libcuda from "
+			 "LD_LIBRARY_PATH");
+		goto done;
+	}
 	if (final->code == 803) {
 		v->layer = CT_LAYER_KERNEL_HANDSHAKE;
 		/* the handshake is where libcuda learnt the kernel's version */
@@ -1012,9 +1258,16 @@ done:
 			 "PyTorch reports this as 'CUDA unknown error - this may be due to an incorrectly set up "
 			 "environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start': that "
 			 "hint is misleading here, the cause is the %s step above", ct_layer_name(v->layer));
+	/* NVML probed for and missing, while something else decided the verdict */
+	if (d->nvml_load_fail.s.set && !d->nvml_loaded && (!v->final.set || v->final.seq != d->nvml_load_fail.s.seq))
+		add(v->notes, sizeof v->notes, "%s%s could not be loaded (%s)%s", v->notes[0] ? "; " : "",
+		    d->nvml_load_fail.what, d->nvml_dlerror[0] ? d->nvml_dlerror : "no loader message",
+		    v->ok ? ": CUDA does not need NVML and initialized, but nvidia-smi and NVML-based tools "
+			    "(pynvml, GPU monitors) will fail here" : "");
 	if (d->deepbind)
-		snprintf(v->notes, sizeof v->notes, "%s was loaded with RTLD_DEEPBIND: calls inside it may bypass "
-			 "the shim", d->deepbind_lib);
+		add(v->notes, sizeof v->notes, "%s%s was loaded with RTLD_DEEPBIND: calls inside it may bypass "
+		    "the shim", v->notes[0] ? "; " : "", d->deepbind_lib);
+	group_key(d, v);
 }
 
 /* ---- output ----------------------------------------------------------------------------- */
@@ -1186,7 +1439,7 @@ static void fmt_line(struct ctx_run *r, const struct ct_event *ev, char *out, si
 			 d->injected ? "  [injected]" : "", "");
 	else
 		snprintf(out, len, "%+11.3f ms  %s(%s) = %s%s%s%s%s", ms, d->call, d->text_args, d->result,
-			 d->detail[0] ? "  " : "", d->detail, mark, d->injected ? "  [injected]" : "");
+			 d->detail[0] ? "  " : "", d->detail, mark, d->injected && !d->has_inject ? "  [injected]" : "");
 }
 
 static int ctx_cb(const struct ct_event *ev, void *user)
@@ -1254,9 +1507,40 @@ int ct_print_step_context(FILE *f, const char *path, const struct ct_verdict *v,
 /* ---- many processes ------------------------------------------------------------------------ */
 static bool same_group(const struct ct_verdict *a, const struct ct_verdict *b)
 {
-	return a->ok == b->ok && a->layer == b->layer && a->injected == b->injected &&
-	       !strcmp(a->step.call, b->step.call) && a->final_code == b->final_code &&
-	       !strncmp(a->summary, b->summary, 40);
+	return a->ok == b->ok && !strcmp(a->group_key, b->group_key);
+}
+
+/* the members of the group of v[first], each "host H rank R pid P", ordered
+ * by host (hosts in order of appearance), ", " between them; marks them done */
+#define SUMMARY_MEMBERS_MAX 64
+static void print_members(FILE *f, const struct ct_verdict *v, int n, char *done, int first)
+{
+	int shown = 0, left = 0;
+
+	for (int i = first; i < n; i++) {
+		if (done[i] || !same_group(&v[first], &v[i]))
+			continue;
+		/* every not yet listed member on v[i]'s host */
+		for (int k = i; k < n; k++) {
+			if (done[k] || !same_group(&v[first], &v[k]) || strcmp(v[k].host, v[i].host))
+				continue;
+			done[k] = 1;
+			if (shown >= SUMMARY_MEMBERS_MAX) {
+				left++;
+				continue;
+			}
+			fputs(shown ? ", " : " ", f);
+			if (v[k].host[0])
+				fprintf(f, "host %s ", v[k].host);
+			if (v[k].rank >= 0)
+				fprintf(f, "rank %d ", v[k].rank);
+			fprintf(f, "pid %u", v[k].pid);
+			shown++;
+		}
+	}
+	if (left)
+		fprintf(f, ", and %d more", left);
+	fputc('\n', f);
 }
 
 void ct_summary_text(FILE *f, const struct ct_verdict *v, int n, int unreadable)
@@ -1281,18 +1565,7 @@ void ct_summary_text(FILE *f, const struct ct_verdict *v, int n, int unreadable)
 		fprintf(f, "  %sFAILED%s [%s]%s %s\n", ct_c(f, CT_C_RED), ct_c(f, CT_C_RESET), ct_layer_name(v[i].layer),
 			v[i].injected ? " (injected)" : "", v[i].summary);
 		fprintf(f, "    %d process%s:", members, members == 1 ? "" : "es");
-		for (int k = i; k < n; k++) {
-			if (done[k] || !same_group(&v[i], &v[k]))
-				continue;
-			done[k] = 1;
-			fprintf(f, " %s", k == i ? "" : "|");
-			if (v[k].host[0])
-				fprintf(f, "host %s ", v[k].host);
-			if (v[k].rank >= 0)
-				fprintf(f, "rank %d ", v[k].rank);
-			fprintf(f, "pid %u", v[k].pid);
-		}
-		fputc('\n', f);
+		print_members(f, v, n, done, i);
 	}
 	free(done);
 }
@@ -1314,10 +1587,22 @@ void ct_summary_json(struct ct_json *j, const struct ct_verdict *v, int n, int u
 	for (int i = 0; done && i < n; i++) {
 		if (done[i] || v[i].ok)
 			continue;
+		int members = 0;
+		for (int k = i; k < n; k++)
+			if (!done[k] && same_group(&v[i], &v[k]))
+				members++;
 		ct_json_obj_begin(j);
 		ct_json_kstr(j, "layer", ct_layer_name(v[i].layer));
 		ct_json_kstr(j, "summary", v[i].summary);
+		ct_json_kstr(j, "step_call", v[i].step.set ? v[i].step.call : NULL);
+		ct_json_key(j, "final_code");
+		if (v[i].final.set)
+			ct_json_int(j, v[i].final_code);
+		else
+			ct_json_null(j);
 		ct_json_kbool(j, "injected", v[i].injected);
+		ct_json_kbool(j, "hung", v[i].hung);
+		ct_json_kint(j, "count", members);
 		ct_json_key(j, "members");
 		ct_json_arr_begin(j);
 		for (int k = i; k < n; k++) {

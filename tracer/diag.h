@@ -77,6 +77,10 @@ struct ct_verdict {
 	char host[64];
 	char exe[128];
 	int rank;                /* RANK/SLURM_PROCID/OMPI_COMM_WORLD_RANK/LOCAL_RANK, -1 none */
+	/* what two processes must share to be one group of a job summary: layer,
+	 * root step and what it was about, final code, hung, injected (no times,
+	 * pids, fds or handles) */
+	char group_key[200];
 };
 
 struct ct_diag;
