@@ -302,8 +302,37 @@ struct callrec {
 	uint64_t t0;
 };
 
+struct outvals {
+	bool has_out;
+	int64_t out;
+	bool has_ptr;
+	uint64_t ptr;
+	const char *text;
+	bool injected;
+	uint32_t rule, action;
+	/* decided before the enter is recorded (inject_decide) */
+	bool replace;            /* retval=: the result replaces the call */
+	int64_t retval;
+	uint64_t delay_ns;       /* delay=: held after the enter is recorded */
+};
+
+/* the injection mark of a record: {rule, action} */
+static void put_inject(struct ct_w *w, uint32_t rule, uint32_t action)
+{
+	uint32_t inj[2] = { rule, action };
+	ct_w_field(w, CT_FLD_INJECT, inj, sizeof inj);
+}
+
+/* the action an enter record is marked with: a held call is held by delay= */
+static uint32_t enter_action(const struct outvals *o)
+{
+	return o->delay_ns ? CT_INJ_DELAY : CT_INJ_RETVAL;
+}
+
+/* o (may be NULL): an injection decided for this call marks the enter too,
+ * so a call held by delay= and never returning still reads as injected */
 static void rec_enter(struct callrec *c, unsigned call, int nargs, int64_t a1, int64_t a2,
-		      const char *env_name)
+		      const char *env_name, const struct outvals *o)
 {
 	const char *ev = env_name ? getenv(env_name) : NULL;
 	char envbuf[300];
@@ -320,14 +349,20 @@ static void rec_enter(struct callrec *c, unsigned call, int nargs, int64_t a1, i
 			ev = NULL;
 		}
 	}
+	bool inj = o && o->injected;
+
+	if (inj)
+		psz += ct_fsz(8);
 	c->call = call;
 	c->on = false;
 	if (ct_busy || ct_cfg.disabled)
 		return;
-	c->on = ct_w_begin(&c->w, CT_REC_ENTER, call, psz, 0);
+	c->on = ct_w_begin(&c->w, CT_REC_ENTER, call, psz, inj ? CT_RF_INJECTED : 0);
 	if (!c->on)
 		return;
 	c->seq = c->w.s.seq;
+	if (inj)
+		put_inject(&c->w, o->rule, enter_action(o));
 	if (nargs > 0)
 		ct_w_i64(&c->w, CT_FLD_ARG, a1);
 	if (nargs > 1)
@@ -336,16 +371,6 @@ static void rec_enter(struct callrec *c, unsigned call, int nargs, int64_t a1, i
 		ct_w_str(&c->w, CT_FLD_ENV, envbuf, sizeof envbuf);
 	ct_w_commit(&c->w);
 }
-
-struct outvals {
-	bool has_out;
-	int64_t out;
-	bool has_ptr;
-	uint64_t ptr;
-	const char *text;
-	bool injected;
-	uint32_t rule, action;
-};
 
 static void rec_exit(struct callrec *c, int64_t ret, const struct outvals *o)
 {
@@ -364,33 +389,44 @@ static void rec_exit(struct callrec *c, int64_t ret, const struct outvals *o)
 		ct_w_u64(&c->w, CT_FLD_OUTPTR, o->ptr);
 	if (o && o->text)
 		ct_w_str(&c->w, CT_FLD_TEXT, o->text, 256);
-	if (o && o->injected) {
-		uint32_t inj[2] = { o->rule, o->action };
-		ct_w_field(&c->w, CT_FLD_INJECT, inj, sizeof inj);
-	}
+	if (o && o->injected)
+		put_inject(&c->w, o->rule, o->action);
 	ct_w_commit(&c->w);
 }
 
-/* an injected result replaces the call: returns true when it did */
-static bool inject_before(unsigned call, const char *sym, int64_t *ret, struct outvals *o)
+/* Which rule acts on this call, decided before its enter is recorded (the
+ * enter then carries the mark: a call held forever by delay= is still seen
+ * as injected).  Nothing is done yet: inject_before does it. */
+static void inject_decide(unsigned call, const char *sym, struct outvals *o)
 {
 	uint64_t delay = 0;
 	uint32_t rule = 0;
+	int64_t v = 0;
 	int r;
 
 	if (likely(!ct_inj_active))
-		return false;
-	r = ct_inject_call(call, sym, ret, &delay, &rule);
+		return;
+	r = ct_inject_call(call, sym, &v, &delay, &rule);
 	if (r <= 0)
-		return false;
+		return;
 	o->injected = true;
 	o->rule = rule;
-	if (delay) {
-		ct_sleep_ns(delay);
-		o->action = CT_INJ_DELAY;
-	}
-	if (r == 2) {
-		o->action = CT_INJ_RETVAL;
+	o->delay_ns = delay;
+	o->replace = r == 2;
+	o->retval = v;
+	o->action = o->replace ? CT_INJ_RETVAL : CT_INJ_DELAY;
+}
+
+/* after the enter is recorded: hold the call (delay=), and say whether an
+ * injected result replaces it (retval=, returned in *ret) */
+static bool inject_before(int64_t *ret, struct outvals *o)
+{
+	if (likely(!o->injected))
+		return false;
+	if (o->delay_ns)
+		ct_sleep_ns(o->delay_ns);
+	if (o->replace) {
+		*ret = o->retval;
 		return true;
 	}
 	return false;
@@ -424,8 +460,9 @@ static CUresult cuInit_at(int s_, unsigned flags)
 	struct outvals o = { 0 };
 	int64_t r = CUDA_ERROR_NOT_INITIALIZED;
 
-	rec_enter(&c, CT_CALL_cuInit, 1, flags, 0, "CUDA_VISIBLE_DEVICES");
-	if (!inject_before(CT_CALL_cuInit, NULL, &r, &o) && real) {
+	inject_decide(CT_CALL_cuInit, NULL, &o);
+	rec_enter(&c, CT_CALL_cuInit, 1, flags, 0, "CUDA_VISIBLE_DEVICES", &o);
+	if (!inject_before(&r, &o) && real) {
 		r = real(flags);
 	}
 	SAVE_ERRNO;
@@ -441,8 +478,9 @@ static CUresult cuDriverGetVersion_at(int s_, int *v)
 	struct outvals o = { 0 };
 	int64_t r = CUDA_ERROR_NOT_INITIALIZED;
 
-	rec_enter(&c, CT_CALL_cuDriverGetVersion, 0, 0, 0, NULL);
-	if (!inject_before(CT_CALL_cuDriverGetVersion, NULL, &r, &o) && real) {
+	inject_decide(CT_CALL_cuDriverGetVersion, NULL, &o);
+	rec_enter(&c, CT_CALL_cuDriverGetVersion, 0, 0, 0, NULL, &o);
+	if (!inject_before(&r, &o) && real) {
 		r = real(v);
 		if (r == CUDA_SUCCESS && v) {
 			o.has_out = true;
@@ -463,8 +501,9 @@ static CUresult cuDeviceGetCount_at(int s_, int *n)
 	struct outvals o = { 0 };
 	int64_t r = CUDA_ERROR_NOT_INITIALIZED;
 
-	rec_enter(&c, CT_CALL_cuDeviceGetCount, 0, 0, 0, NULL);
-	if (!inject_before(CT_CALL_cuDeviceGetCount, NULL, &r, &o) && real) {
+	inject_decide(CT_CALL_cuDeviceGetCount, NULL, &o);
+	rec_enter(&c, CT_CALL_cuDeviceGetCount, 0, 0, 0, NULL, &o);
+	if (!inject_before(&r, &o) && real) {
 		r = real(n);
 		if (r == CUDA_SUCCESS && n) {
 			o.has_out = true;
@@ -485,8 +524,9 @@ static CUresult cuDeviceGet_at(int s_, CUdevice *d, int ordinal)
 	struct outvals o = { 0 };
 	int64_t r = CUDA_ERROR_NOT_INITIALIZED;
 
-	rec_enter(&c, CT_CALL_cuDeviceGet, 1, ordinal, 0, NULL);
-	if (!inject_before(CT_CALL_cuDeviceGet, NULL, &r, &o) && real) {
+	inject_decide(CT_CALL_cuDeviceGet, NULL, &o);
+	rec_enter(&c, CT_CALL_cuDeviceGet, 1, ordinal, 0, NULL, &o);
+	if (!inject_before(&r, &o) && real) {
 		r = real(d, ordinal);
 		if (r == CUDA_SUCCESS && d) {
 			o.has_out = true;
@@ -507,8 +547,9 @@ static CUresult cuDeviceGetName_at(int s_, char *name, int len, CUdevice dev)
 	struct outvals o = { 0 };
 	int64_t r = CUDA_ERROR_NOT_INITIALIZED;
 
-	rec_enter(&c, CT_CALL_cuDeviceGetName, 1, dev, 0, NULL);
-	if (!inject_before(CT_CALL_cuDeviceGetName, NULL, &r, &o) && real) {
+	inject_decide(CT_CALL_cuDeviceGetName, NULL, &o);
+	rec_enter(&c, CT_CALL_cuDeviceGetName, 1, dev, 0, NULL, &o);
+	if (!inject_before(&r, &o) && real) {
 		r = real(name, len, dev);
 		if (r == CUDA_SUCCESS && name && len > 0 && memchr(name, 0, (size_t)len))
 			o.text = name;
@@ -527,8 +568,9 @@ static CUresult cuDevicePrimaryCtxRetain_at(int s_, CUcontext *ctx, CUdevice dev
 	struct outvals o = { 0 };
 	int64_t r = CUDA_ERROR_NOT_INITIALIZED;
 
-	rec_enter(&c, CT_CALL_cuDevicePrimaryCtxRetain, 1, dev, 0, NULL);
-	if (!inject_before(CT_CALL_cuDevicePrimaryCtxRetain, NULL, &r, &o) && real) {
+	inject_decide(CT_CALL_cuDevicePrimaryCtxRetain, NULL, &o);
+	rec_enter(&c, CT_CALL_cuDevicePrimaryCtxRetain, 1, dev, 0, NULL, &o);
+	if (!inject_before(&r, &o) && real) {
 		r = real(ctx, dev);
 		if (r == CUDA_SUCCESS && ctx) {
 			o.has_ptr = true;
@@ -547,8 +589,9 @@ static CUresult cuDevicePrimaryCtxRetain_at(int s_, CUcontext *ctx, CUdevice dev
 	struct outvals o = { 0 };                                                     \
 	int64_t r = CUDA_ERROR_NOT_INITIALIZED;                                       \
 	void *real_ = real_at(H, s_);                                                     \
-	rec_enter(&c, CALL, 2, flags, dev, NULL);                                     \
-	if (!inject_before(CALL, NULL, &r, &o) && real_) {                            \
+	inject_decide(CALL, NULL, &o);                                                \
+	rec_enter(&c, CALL, 2, flags, dev, NULL, &o);                                 \
+	if (!inject_before(&r, &o) && real_) {                                        \
 		r = CALLREAL;                                                         \
 		if (r == CUDA_SUCCESS && ctx) {                                       \
 			o.has_ptr = true;                                             \
@@ -593,8 +636,9 @@ static CUresult cuCtxSetCurrent_at(int s_, CUcontext ctx)
 	struct outvals o = { 0 };
 	int64_t r = CUDA_ERROR_NOT_INITIALIZED;
 
-	rec_enter(&c, CT_CALL_cuCtxSetCurrent, 1, (int64_t)(uintptr_t)ctx, 0, NULL);
-	if (!inject_before(CT_CALL_cuCtxSetCurrent, NULL, &r, &o) && real)
+	inject_decide(CT_CALL_cuCtxSetCurrent, NULL, &o);
+	rec_enter(&c, CT_CALL_cuCtxSetCurrent, 1, (int64_t)(uintptr_t)ctx, 0, NULL, &o);
+	if (!inject_before(&r, &o) && real)
 		r = real(ctx);
 	SAVE_ERRNO;
 	rec_exit(&c, r, &o);
@@ -603,16 +647,23 @@ static CUresult cuCtxSetCurrent_at(int s_, CUcontext ctx)
 }
 
 /* ---- cuGetProcAddress ----------------------------------------------------------------- */
-static void gpa_enter(struct callrec *c, unsigned call, const char *sym, int ver, uint64_t flags)
+static void gpa_enter(struct callrec *c, unsigned call, const char *sym, int ver, uint64_t flags,
+		      const struct outvals *o)
 {
+	bool inj = o->injected;
+
 	c->call = call;
 	c->on = false;
 	if (ct_busy || ct_cfg.disabled)
 		return;
-	c->on = ct_w_begin(&c->w, CT_REC_ENTER, call, ct_strsz(sym, 256) + ct_fsz(4) + ct_fsz(8), 0);
+	c->on = ct_w_begin(&c->w, CT_REC_ENTER, call,
+			   ct_strsz(sym, 256) + ct_fsz(4) + ct_fsz(8) + (inj ? ct_fsz(8) : 0),
+			   inj ? CT_RF_INJECTED : 0);
 	if (!c->on)
 		return;
 	c->seq = c->w.s.seq;
+	if (inj)
+		put_inject(&c->w, o->rule, enter_action(o));
 	ct_w_str(&c->w, CT_FLD_SYMBOL, sym, 256);
 	ct_w_u32(&c->w, CT_FLD_CUDAVER, (uint32_t)ver);
 	ct_w_u64(&c->w, CT_FLD_GPAFLAGS, flags);
@@ -632,11 +683,20 @@ static void gpa_exit(struct callrec *c, int64_t r, void *real_pfn, bool wrapped,
 	ct_w_u32(&c->w, CT_FLD_WRAPPED, wrapped);
 	if (has_status)
 		ct_w_u32(&c->w, CT_FLD_SYMSTATUS, (uint32_t)status);
-	if (o->injected) {
-		uint32_t inj[2] = { o->rule, o->action };
-		ct_w_field(&c->w, CT_FLD_INJECT, inj, sizeof inj);
-	}
+	if (o->injected)
+		put_inject(&c->w, o->rule, o->action);
 	ct_w_commit(&c->w);
+}
+
+/* An injected failure looks like the driver's own: no function is handed out
+ * (*pfn = NULL, as the real driver leaves it on failure) and cuGetProcAddress_v2
+ * says the symbol was not found (CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND, 1). */
+static void gpa_injected_failure(void **pfn, int *status)
+{
+	if (pfn)
+		*pfn = NULL;
+	if (status)
+		*status = 1;
 }
 
 /* replace *pfn by our wrapper when it is one of the functions we trace */
@@ -673,8 +733,12 @@ static CUresult cuGetProcAddress_at(int s_, const char *sym, void **pfn, int ver
 	void *got = NULL;
 	bool wrapped = false;
 
-	gpa_enter(&c, CT_CALL_cuGetProcAddress, sym, ver, flags);
-	if (!inject_before(CT_CALL_cuGetProcAddress, sym, &r, &o) && real) {
+	inject_decide(CT_CALL_cuGetProcAddress, sym, &o);
+	gpa_enter(&c, CT_CALL_cuGetProcAddress, sym, ver, flags, &o);
+	if (inject_before(&r, &o)) {
+		if (r != CUDA_SUCCESS)
+			gpa_injected_failure(pfn, NULL);
+	} else if (real) {
 		r = real(sym, pfn, ver, flags);
 		if (r == CUDA_SUCCESS && pfn) {
 			got = *pfn;
@@ -697,8 +761,12 @@ static CUresult cuGetProcAddress_v2_at(int s_, const char *sym, void **pfn, int 
 	void *got = NULL;
 	bool wrapped = false;
 
-	gpa_enter(&c, CT_CALL_cuGetProcAddress_v2, sym, ver, flags);
-	if (!inject_before(CT_CALL_cuGetProcAddress_v2, sym, &r, &o) && real) {
+	inject_decide(CT_CALL_cuGetProcAddress_v2, sym, &o);
+	gpa_enter(&c, CT_CALL_cuGetProcAddress_v2, sym, ver, flags, &o);
+	if (inject_before(&r, &o)) {
+		if (r != CUDA_SUCCESS)
+			gpa_injected_failure(pfn, status);
+	} else if (real) {
 		r = real(sym, pfn, ver, flags, status);
 		if (r == CUDA_SUCCESS && pfn) {
 			got = *pfn;
@@ -717,8 +785,9 @@ static CUresult cuGetProcAddress_v2_at(int s_, const char *sym, void **pfn, int 
 	struct callrec c;                                                                 \
 	struct outvals o = { 0 };                                                         \
 	int64_t r = NVML_ERROR_UNINITIALIZED;                                             \
-	rec_enter(&c, CALL, NARGS, A1, 0, NULL);                                          \
-	if (!inject_before(CALL, NULL, &r, &o) && real)                                   \
+	inject_decide(CALL, NULL, &o);                                                    \
+	rec_enter(&c, CALL, NARGS, A1, 0, NULL, &o);                                      \
+	if (!inject_before(&r, &o) && real)                                               \
 		r = real ARGS;                                                            \
 	SAVE_ERRNO;                                                                       \
 	rec_exit(&c, r, &o);                                                              \
@@ -739,12 +808,17 @@ static nvmlReturn_t nvmlDeviceGetCount_v2_at(int s_, unsigned *n)
 	struct outvals o = { 0 };
 	int64_t r = NVML_ERROR_UNINITIALIZED;
 
-	rec_enter(&c, CT_CALL_nvmlDeviceGetCount_v2, 0, 0, 0, NULL);
-	if (!inject_before(CT_CALL_nvmlDeviceGetCount_v2, NULL, &r, &o) && real) {
+	inject_decide(CT_CALL_nvmlDeviceGetCount_v2, NULL, &o);
+	rec_enter(&c, CT_CALL_nvmlDeviceGetCount_v2, 0, 0, 0, NULL, &o);
+	if (!inject_before(&r, &o) && real) {
 		r = real(n);
 		if (r == 0 && n) {
+			int v = *n > 0x7fffffffu ? 0x7fffffff : (int)*n;
 			o.has_out = true;
 			o.out = *n;
+			inject_value(CT_CALL_nvmlDeviceGetCount_v2, &v, &o);
+			if (o.injected)
+				*n = (unsigned)v;
 		}
 	}
 	SAVE_ERRNO;
@@ -761,14 +835,16 @@ static cudaError_t rt_out_int(int h, unsigned call, int s_, int *p)
 	struct outvals o = { 0 };
 	int64_t r = cudaErrorInitializationError;
 
-	rec_enter(&c, call, 0, 0, 0, call == CT_CALL_cudaGetDeviceCount ? "CUDA_VISIBLE_DEVICES" : NULL);
-	if (!inject_before(call, NULL, &r, &o) && real) {
+	inject_decide(call, NULL, &o);
+	rec_enter(&c, call, 0, 0, 0, call == CT_CALL_cudaGetDeviceCount ? "CUDA_VISIBLE_DEVICES" : NULL, &o);
+	if (!inject_before(&r, &o) && real) {
 		r = real(p);
 		if (r == 0 && p) {
 			o.has_out = true;
 			o.out = *p;
-			if (call == CT_CALL_cudaGetDeviceCount)
-				inject_value(call, p, &o);
+			/* value= is allowed on the count and the two versions only
+			 * (inject_rules.c): no rule of cudaGetDevice ever matches */
+			inject_value(call, p, &o);
 		}
 	}
 	SAVE_ERRNO;
@@ -791,8 +867,9 @@ static cudaError_t cudaSetDevice_at(int s_, int dev)
 	struct outvals o = { 0 };
 	int64_t r = cudaErrorInitializationError;
 
-	rec_enter(&c, CT_CALL_cudaSetDevice, 1, dev, 0, NULL);
-	if (!inject_before(CT_CALL_cudaSetDevice, NULL, &r, &o) && real)
+	inject_decide(CT_CALL_cudaSetDevice, NULL, &o);
+	rec_enter(&c, CT_CALL_cudaSetDevice, 1, dev, 0, NULL, &o);
+	if (!inject_before(&r, &o) && real)
 		r = real(dev);
 	SAVE_ERRNO;
 	rec_exit(&c, r, &o);
@@ -821,13 +898,14 @@ static cudaError_t cudaFree_at(int s_, void *p)
 	int64_t r = cudaErrorInitializationError;
 	bool now = hot_record_now();
 
+	inject_decide(CT_CALL_cudaFree, NULL, &o);
 	if (now || ct_inj_active)
-		rec_enter(&c, CT_CALL_cudaFree, 1, (int64_t)(uintptr_t)p, 0, NULL);
-	if (!inject_before(CT_CALL_cudaFree, NULL, &r, &o) && real)
+		rec_enter(&c, CT_CALL_cudaFree, 1, (int64_t)(uintptr_t)p, 0, NULL, &o);
+	if (!inject_before(&r, &o) && real)
 		r = real(p);
 	SAVE_ERRNO;
 	if (!c.on && r != 0)
-		rec_enter(&c, CT_CALL_cudaFree, 1, (int64_t)(uintptr_t)p, 0, NULL);
+		rec_enter(&c, CT_CALL_cudaFree, 1, (int64_t)(uintptr_t)p, 0, NULL, &o);
 	rec_exit(&c, r, &o);
 	RESTORE_ERRNO;
 	return (cudaError_t)r;
@@ -841,9 +919,10 @@ static cudaError_t cudaMalloc_at(int s_, void **p, size_t size)
 	int64_t r = cudaErrorInitializationError;
 	bool now = hot_record_now();
 
+	inject_decide(CT_CALL_cudaMalloc, NULL, &o);
 	if (now || ct_inj_active)
-		rec_enter(&c, CT_CALL_cudaMalloc, 1, (int64_t)size, 0, NULL);
-	if (!inject_before(CT_CALL_cudaMalloc, NULL, &r, &o) && real) {
+		rec_enter(&c, CT_CALL_cudaMalloc, 1, (int64_t)size, 0, NULL, &o);
+	if (!inject_before(&r, &o) && real) {
 		r = real(p, size);
 		if (r == 0 && p) {
 			o.has_ptr = true;
@@ -852,7 +931,7 @@ static cudaError_t cudaMalloc_at(int s_, void **p, size_t size)
 	}
 	SAVE_ERRNO;
 	if (!c.on && r != 0)
-		rec_enter(&c, CT_CALL_cudaMalloc, 1, (int64_t)size, 0, NULL);
+		rec_enter(&c, CT_CALL_cudaMalloc, 1, (int64_t)size, 0, NULL, &o);
 	rec_exit(&c, r, &o);
 	RESTORE_ERRNO;
 	return (cudaError_t)r;

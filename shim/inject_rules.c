@@ -117,6 +117,8 @@ static bool parse_duration(const char *s, uint64_t *ns)
 		whole = whole * 10 + (uint64_t)(*p - '0');
 	}
 	if (*p == '.') {
+		if (p[1] < '0' || p[1] > '9')
+			return false; /* "1.s", "1." */
 		for (p++; *p >= '0' && *p <= '9'; p++)
 			if (fscale < 1000000000ull) {
 				frac = frac * 10 + (uint64_t)(*p - '0');
@@ -143,6 +145,27 @@ static bool parse_duration(const char *s, uint64_t *ns)
 	return true;
 }
 
+/* a plain decimal number (when=, rank=): no sign, no hex, no leading junk */
+static bool parse_dec(const char *s, int64_t *out)
+{
+	int64_t v = 0;
+
+	if (!*s)
+		return false;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || v > (INT64_MAX - 9) / 10)
+			return false;
+		v = v * 10 + (*s - '0');
+	}
+	*out = v;
+	return true;
+}
+
+int ct_rule_duration(const char *s, uint64_t *ns)
+{
+	return parse_duration(s, ns) ? 0 : -1;
+}
+
 static bool parse_when(const char *s, uint64_t *lo, uint64_t *hi)
 {
 	char a[32];
@@ -155,7 +178,7 @@ static bool parse_when(const char *s, uint64_t *lo, uint64_t *hi)
 	if (s[n - 1] == '+') {
 		memcpy(a, s, n - 1);
 		a[n - 1] = 0;
-		if (!parse_i64(a, &x) || x < 1)
+		if (!parse_dec(a, &x) || x < 1)
 			return false;
 		*lo = (uint64_t)x;
 		*hi = UINT64_MAX;
@@ -165,13 +188,13 @@ static bool parse_when(const char *s, uint64_t *lo, uint64_t *hi)
 		size_t k = (size_t)(dots - s);
 		memcpy(a, s, k);
 		a[k] = 0;
-		if (!parse_i64(a, &x) || !parse_i64(dots + 2, &y) || x < 1 || y < x)
+		if (!parse_dec(a, &x) || !parse_dec(dots + 2, &y) || x < 1 || y < x)
 			return false;
 		*lo = (uint64_t)x;
 		*hi = (uint64_t)y;
 		return true;
 	}
-	if (!parse_i64(s, &x) || x < 1)
+	if (!parse_dec(s, &x) || x < 1)
 		return false;
 	*lo = *hi = (uint64_t)x;
 	return true;
@@ -289,7 +312,7 @@ int ct_glob_match(const char *pattern, const char *text)
 
 static int parse_one(char *text, struct ct_rule *r, char *err, size_t errlen)
 {
-	char *save = NULL, *part, *colon;
+	char *part, *next, *colon;
 	int ci = -1;
 	bool have_action = false;
 
@@ -311,10 +334,15 @@ static int parse_one(char *text, struct ct_rule *r, char *err, size_t errlen)
 	r->calls = calls[ci].mask;
 	enum fam fam = calls[ci].fam;
 
-	for (part = colon ? strtok_r(colon + 1, ":", &save) : NULL; part;
-	     part = strtok_r(NULL, ":", &save)) {
-		char *eq = strchr(part, '=');
+	for (part = colon ? colon + 1 : NULL; part; part = next) {
+		char *eq;
 		const char *k = part, *v;
+		next = strchr(part, ':');
+		if (next)
+			*next++ = 0;
+		if (!*part)
+			FAIL("empty KEY=VALUE part (two ':' in a row, or a ':' at the end)");
+		eq = strchr(part, '=');
 		if (!eq || eq == part)
 			FAIL("'%s' is not KEY=VALUE", part);
 		*eq = 0;
@@ -380,7 +408,7 @@ static int parse_one(char *text, struct ct_rule *r, char *err, size_t errlen)
 			r->keys |= CT_RK_SYM;
 		} else if (!strcmp(k, "rank")) {
 			int64_t n;
-			if (!parse_i64(v, &n) || n < 0 || n > 1000000)
+			if (!parse_dec(v, &n) || n > 1000000)
 				FAIL("rank=%s is not a rank number", v);
 			r->rank = (int)n;
 			r->keys |= CT_RK_RANK;
@@ -411,8 +439,12 @@ static int parse_one(char *text, struct ct_rule *r, char *err, size_t errlen)
 				bool ok;
 				if (fam != F_DRIVER && fam != F_RUNTIME && fam != F_NVML)
 					FAIL("retval= applies to driver, runtime and NVML calls; for %s use error=", r->call_name);
-				if (parse_i64(v, &r->value))
+				if (parse_i64(v, &r->value)) {
+					/* CUresult, cudaError_t and nvmlReturn_t are all >= 0 */
+					if (r->value < 0 || r->value > 0x7fffffff)
+						FAIL("retval=%s is not a code (a name or a number >= 0)", v);
 					ok = true;
+				}
 				else if (fam == F_DRIVER)
 					ok = lookup_code(ct_gen_cu_results, CT_GEN_CU_RESULTS_N, v, &r->value);
 				else if (fam == F_RUNTIME)
@@ -491,6 +523,10 @@ int ct_rules_parse(const char *spec, struct ct_rule *rules, int max, char *err, 
 			return -1;
 		}
 		n++;
+	}
+	if (n == 0) {
+		snprintf(err, errlen, "no rule in '%.60s' (want CALL:KEY=VALUE...)", spec);
+		return -1;
 	}
 	return n;
 }

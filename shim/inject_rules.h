@@ -55,8 +55,9 @@ struct ct_rule {
 };
 
 /*
- * Parse a ';'-separated list.  Returns the number of rules, or -1 with a
- * one-sentence reason in err naming the bad part.
+ * Parse a ';'-separated list (blank rules between ';' are skipped, but a
+ * list with no rule at all is an error).  Returns the number of rules (>= 1),
+ * or -1 with a one-sentence reason in err naming the bad part.
  */
 int ct_rules_parse(const char *spec, struct ct_rule *rules, int max, char *err, size_t errlen);
 
@@ -68,5 +69,8 @@ int ct_glob_match(const char *pattern, const char *text);
 
 /* name tables (generated) used by the parser, exposed for the CLI */
 int ct_rule_errno(const char *s, int64_t *out);
+/* a DURATION of delay= ("30s", "250ms", "1.5s", "2m", "1h"; bare: seconds):
+ * 0 and *ns, or -1 */
+int ct_rule_duration(const char *s, uint64_t *ns);
 
 #endif

@@ -16,7 +16,9 @@
 #include "diag.h"
 #include "nvdecode.h"
 #include "run.h"
+#include "scenarios.h"
 #include "xlat.h"
+#include "inject_rules.h"
 
 #include <inttypes.h>
 #include <limits.h>
@@ -24,6 +26,9 @@
 #include <string.h>
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
+
+/* a recorded call that never returned is replayed under this --timeout */
+#define REPLAY_HANG_TIMEOUT "20s"
 
 struct find {
 	const struct ct_trace *t;
@@ -267,13 +272,39 @@ int ct_replay_rules(const char *path, const struct ct_verdict *v, char *rules, s
 static void replay_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: cutrace replay [-o DIR] [--print] TRACE [-- CMD [ARGS...]]\n\n"
+		"usage: cutrace replay [OPTIONS] TRACE [OPTIONS] [-- CMD [ARGS...]]\n\n"
 		"Derives the injection rules that recreate the root failure of TRACE (a trace file,\n"
 		"or a directory: its first failed process) and runs CMD under them, then checks\n"
-		"that the new verdict matches the recorded one (layer, kind of step, final code).\n\n"
-		"  --print   only print the rules (and environment)\n"
-		"  -o DIR    trace directory of the new run\n\n"
-		"exit status: 0 reproduced (or --print), 1 not reproduced, 2 usage or bad trace\n");
+		"that the new verdict matches the recorded one (layer, kind of step, final code).\n"
+		"Options may come before or after TRACE (before '--').\n\n"
+		"  --print             only print the rules (and environment, timeout)\n"
+		"  -o DIR              trace directory of the new run\n"
+		"  --timeout DURATION  kill CMD and its processes after DURATION; a recorded call\n"
+		"                      that never returned is replayed with --timeout %s unless given\n"
+		"  --inject RULE       more rules for the new run (CUTRACE_INJECT is kept as well)\n\n"
+		"exit status: 0 reproduced (or --print), 1 not reproduced, 2 usage or bad trace\n",
+		REPLAY_HANG_TIMEOUT);
+}
+
+/* the name under which the recording was made with `cutrace run --scenario`
+ * (CUTRACE_SCENARIO in the recorded environment), or "" */
+static void recorded_scenario(const char *path, char *out, size_t len)
+{
+	struct ct_trace *t;
+	char err[256];
+	const unsigned char *p;
+	uint16_t n;
+	static const char key[] = "CUTRACE_SCENARIO=";
+
+	out[0] = 0;
+	if (ct_trace_open(path, &t, err, sizeof err) < 0)
+		return;
+	for (unsigned i = 0; (p = ct_trace_ctx(t, CT_CTX_ENV, i, &n)); i++)
+		if (n > sizeof key - 1 && !memcmp(p, key, sizeof key - 1)) {
+			snprintf(out, len, "%.*s", (int)(n - (sizeof key - 1)), (const char *)p + sizeof key - 1);
+			break;
+		}
+	ct_trace_close(t);
 }
 
 static bool same_kind(const char *a, const char *b)
@@ -297,31 +328,66 @@ int cmd_replay(int argc, char **argv)
 {
 	struct ct_run_opts o;
 	struct ct_verdict rec, *got = NULL;
-	char rules[1024], env[512], why[512], err[512], **paths = NULL;
-	const char *trace_arg, *scenario = NULL, *trace_file = NULL;
-	int ci, r, n, status = 0, rc = CT_EXIT_PROBLEM;
+	char rules[1024], env[512], why[512], err[512], scen_rec[64], **paths = NULL, **av;
+	const char *trace_arg = NULL, *scenario = NULL, *trace_file = NULL;
+	int ci, r, n, k = 0, cmd_at, status = 0, rc = CT_EXIT_PROBLEM;
 
-	r = ct_run_parse(argc, argv, &o, &ci, false);
+	/* options may stand before and after TRACE: gather them (with their
+	 * values) ahead of everything else, then the command after "--"; a
+	 * word after TRACE that is not an option starts the command too */
+	av = calloc((size_t)argc + 1, sizeof *av);
+	if (!av)
+		return CT_EXIT_PROBLEM;
+	av[k++] = argv[0];
+	cmd_at = argc;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--")) {
+			cmd_at = i + 1;
+			break;
+		}
+		if (a[0] == '-' && a[1]) {
+			av[k++] = argv[i];
+			if (ct_run_opt_takes_value(a) && i + 1 < argc)
+				av[k++] = argv[++i];
+			continue;
+		}
+		if (!trace_arg) {
+			trace_arg = a;
+			continue;
+		}
+		cmd_at = i;
+		break;
+	}
+	r = ct_run_parse_cmd("replay", k, av, &o, &ci, false);
+	free(av);
 	if (r == 1) {
 		replay_usage(stdout);
 		return CT_EXIT_OK;
 	}
-	if (r < 0 || ci >= argc) {
-		if (r == 0)
-			ct_err("replay needs a trace file or directory");
-		replay_usage(stderr);
+	if (r == 3) {
+		printf("%s\n", ct_rules_grammar);
+		return CT_EXIT_OK;
+	}
+	if (r < 0)
+		return CT_EXIT_USAGE;
+	if (!trace_arg) {
+		ct_err("replay needs a trace file or directory (try 'cutrace replay --help')");
 		return CT_EXIT_USAGE;
 	}
-	trace_arg = argv[ci++];
-	if (ci < argc && !strcmp(argv[ci], "--"))
-		ci++;
-	if (!o.print_only && ci >= argc) {
-		ct_err("no command to run (cutrace replay TRACE -- CMD [ARGS...]); use --print to only see the rules");
-		return CT_EXIT_USAGE;
-	}
+	ci = cmd_at;
+	/* the trace first: a missing file is named before anything else */
 	n = ct_list_traces(trace_arg, &paths, err, sizeof err);
 	if (n <= 0) {
-		ct_err("%s", n < 0 ? err : "no trace files");
+		if (n < 0)
+			ct_err("%s", err);
+		else
+			ct_err("%s: no trace files", trace_arg);
+		return CT_EXIT_USAGE;
+	}
+	if (!o.print_only && ci >= argc) {
+		ct_err("no command to run (cutrace replay TRACE -- CMD [ARGS...]); use --print to only see the rules");
+		ct_free_paths(paths, n);
 		return CT_EXIT_USAGE;
 	}
 	/* the first failed process of the recording */
@@ -338,20 +404,36 @@ int cmd_replay(int argc, char **argv)
 		ct_free_paths(paths, n);
 		return CT_EXIT_USAGE;
 	}
+	recorded_scenario(trace_file, scen_rec, sizeof scen_rec);
 	if (ct_replay_rules(trace_file, &rec, rules, sizeof rules, env, sizeof env, &scenario, why, sizeof why) < 0) {
-		ct_err("%s: cannot replay: %s", trace_file, why);
-		ct_free_paths(paths, n);
-		return CT_EXIT_USAGE;
+		/* a recording made with --scenario can always be made again with it */
+		if (!scen_rec[0] || !ct_scenario_find(scen_rec)) {
+			ct_err("%s: cannot replay: %s", trace_file, why);
+			ct_free_paths(paths, n);
+			return CT_EXIT_USAGE;
+		}
+		rules[0] = env[0] = 0;
+		scenario = scen_rec;
+	}
+	if (rec.hung && !o.timeout_ns) {
+		/* the replayed call never returns either: it must be ended */
+		ct_rule_duration(REPLAY_HANG_TIMEOUT, &o.timeout_ns);
+		o.timeout_arg = REPLAY_HANG_TIMEOUT;
 	}
 	printf("recorded: ");
 	ct_verdict_line(stdout, &rec);
 	printf("\n");
+	if (scen_rec[0])
+		printf("recorded with: --scenario %s\n", scen_rec);
 	if (rules[0])
 		printf("rules:    %s\n", rules);
 	if (env[0])
 		printf("env:      %s\n", env);
 	if (scenario)
 		printf("scenario: %s\n", scenario);
+	if (o.timeout_ns)
+		printf("timeout:  %s%s\n", o.timeout_arg,
+		       rec.hung ? " (the recorded call never returned: the replayed program is killed then)" : "");
 	fflush(stdout);
 	if (o.print_only) {
 		ct_free_paths(paths, n);
@@ -380,7 +462,7 @@ int cmd_replay(int argc, char **argv)
 		ct_verdict_line(stdout, &got[i]);
 		printf("\n");
 		if (got[i].layer == rec.layer && same_kind(got[i].step.call, rec.step.call) &&
-		    got[i].final_code == rec.final_code) {
+		    got[i].final_code == rec.final_code && got[i].hung == rec.hung) {
 			printf("replay: reproduced (layer %s, step %s, final code %d); traces in %s\n",
 			       ct_layer_name(rec.layer), rec.step.call, rec.final_code, o.dir);
 			rc = CT_EXIT_OK;

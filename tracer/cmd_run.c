@@ -19,6 +19,8 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -30,7 +32,7 @@ static void run_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: cutrace run [-o DIR] [--inject RULE]... [--scenario NAME] [-q] [--size SIZE]\n"
-		"                   [--color=auto|always|never] -- CMD [ARGS...]\n\n"
+		"                   [--timeout DURATION] [--color=auto|always|never] -- CMD [ARGS...]\n\n"
 		"Runs CMD with libcutrace.so preloaded, writes one trace per process into DIR\n"
 		"(default: a new directory under $CUTRACE_DIR or /tmp/cutrace-UID) and prints a\n"
 		"verdict per traced process on stderr.  Exits with CMD's status (128+N if signal N\n"
@@ -40,7 +42,11 @@ static void run_usage(FILE *f)
 		"  --scenario NAME      inject the rules of a named scenario (see 'cutrace scenarios')\n"
 		"  -q, --quiet          print only the verdicts of processes that failed\n"
 		"  --size SIZE          trace file size per process (default 16M)\n"
-		"  --lib PATH           libcutrace.so to preload (default: found next to cutrace)\n");
+		"  --timeout DURATION   SIGKILL CMD and every process it started after DURATION\n"
+		"                       (e.g. 20s, 2m): a hang becomes a verdict; exit status 137\n"
+		"  --lib PATH           libcutrace.so to preload (default: found next to cutrace)\n\n"
+		"Rules in CUTRACE_INJECT (from the environment) are checked like --inject and kept:\n"
+		"the program gets those first, then the --inject and --scenario rules.\n");
 }
 
 int ct_find_shim(char *out, size_t len)
@@ -144,6 +150,131 @@ static void forward(int sig, siginfo_t *si, void *uc)
 		kill(child_pid, sig);
 }
 
+/* ---- --timeout: the program's whole tree is killed ---------------------------------- */
+/* every process whose chain of parents leads to us (cutrace is a subreaper
+ * with --timeout, so orphans of the tree are re-parented to us and stay in
+ * it); returns how many were found, pids in out */
+static int tree_pids(pid_t *out, int max)
+{
+	static struct { pid_t pid, ppid; } all[32768];
+	int n = 0, found = 0;
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	pid_t self = getpid();
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)) && n < (int)(sizeof all / sizeof all[0])) {
+		char path[300], buf[512], *rp;
+		int fd;
+		ssize_t len;
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		buf[len] = 0;
+		/* "pid (comm) S ppid ...": comm may hold spaces and ')' */
+		rp = strrchr(buf, ')');
+		if (!rp || rp[1] != ' ' || !rp[2] || rp[3] != ' ')
+			continue;
+		all[n].pid = (pid_t)strtol(e->d_name, NULL, 10);
+		all[n].ppid = (pid_t)strtol(rp + 4, NULL, 10);
+		n++;
+	}
+	closedir(d);
+	/* grow the set from ourselves until nothing new joins */
+	for (bool more = true; more;) {
+		more = false;
+		for (int i = 0; i < n; i++) {
+			bool in = false, parent_in = all[i].ppid == self;
+			for (int k = 0; k < found && !(in && parent_in); k++) {
+				in |= out[k] == all[i].pid;
+				parent_in |= out[k] == all[i].ppid;
+			}
+			if (!in && parent_in && found < max) {
+				out[found++] = all[i].pid;
+				more = true;
+			}
+		}
+	}
+	return found;
+}
+
+/* stop the tree (so no process forks past us), then kill it; returns how
+ * many processes were killed */
+static int kill_tree(pid_t child)
+{
+	static pid_t pids[4096];
+	int n = 0, prev = -1;
+
+	kill(child, SIGSTOP);
+	for (int round = 0; round < 20 && n != prev; round++) {
+		prev = n;
+		n = tree_pids(pids, (int)(sizeof pids / sizeof pids[0]));
+		for (int i = 0; i < n; i++)
+			kill(pids[i], SIGSTOP);
+	}
+	kill(child, SIGKILL);
+	for (int i = 0; i < n; i++)
+		kill(pids[i], SIGKILL);
+	return n > 0 ? n : 1;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* wait for the child; with a timeout, kill its tree when it runs out */
+static void wait_child(const struct ct_run_opts *o, pid_t pid, int *st, char *const *argv)
+{
+	uint64_t deadline, step = 1000000; /* 1 ms, growing to 50 ms */
+
+	if (!o->timeout_ns) {
+		while (waitpid(pid, st, 0) < 0 && errno == EINTR)
+			;
+		return;
+	}
+	deadline = mono_ns() + o->timeout_ns;
+	for (;;) {
+		pid_t r = waitpid(pid, st, WNOHANG);
+		uint64_t now;
+		if (r == pid || (r < 0 && errno != EINTR))
+			break;
+		now = mono_ns();
+		if (now >= deadline) {
+			int n = kill_tree(pid);
+			while (waitpid(pid, st, 0) < 0 && errno == EINTR)
+				;
+			fprintf(stderr, "cutrace: timeout: '%s' ran longer than %s: killed it (SIGKILL)%s\n",
+				argv[0], o->timeout_arg ? o->timeout_arg : "the limit",
+				n > 1 ? " with the processes it started" : "");
+			break;
+		}
+		struct timespec ts = { 0, (long)(deadline - now < step ? deadline - now : step) };
+		nanosleep(&ts, NULL);
+		if (step < 50000000)
+			step *= 2;
+	}
+	/* orphans of the tree were re-parented to us: reap them */
+	for (int i = 0; i < 200; i++) {
+		struct timespec ts = { 0, 1000000 };
+		pid_t r = waitpid(-1, NULL, WNOHANG);
+		if (r < 0 && errno != EINTR)
+			break; /* none left */
+		if (r == 0)
+			nanosleep(&ts, NULL);
+	}
+}
+
 int ct_spawn_traced(const struct ct_run_opts *o, char **argv, int *status_out)
 {
 	static const int fwd[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM,
@@ -169,6 +300,10 @@ int ct_spawn_traced(const struct ct_run_opts *o, char **argv, int *status_out)
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof fwd / sizeof fwd[0]; i++)
 		sigaction(fwd[i], &sa, &old[i]);
+	/* with --timeout the program's whole tree must be found again: what its
+	 * processes leave behind is re-parented to us, not to init */
+	if (o->timeout_ns)
+		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 
 	fflush(NULL);
 	pid = fork();
@@ -223,8 +358,7 @@ int ct_spawn_traced(const struct ct_run_opts *o, char **argv, int *status_out)
 	close(pipefd[1]);
 	n = read(pipefd[0], &err, sizeof err);
 	close(pipefd[0]);
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
+	wait_child(o, pid, &st, argv);
 	child_pid = 0;
 	for (size_t i = 0; i < sizeof fwd / sizeof fwd[0]; i++)
 		sigaction(fwd[i], &old[i], NULL);
@@ -243,7 +377,29 @@ int ct_spawn_traced(const struct ct_run_opts *o, char **argv, int *status_out)
 }
 
 /* ---- option parsing shared by run, probe and replay --------------------------------- */
-int ct_run_parse(int argc, char **argv, struct ct_run_opts *o, int *cmd_index, bool need_cmd)
+static const char *const value_opts[] = { "-o", "--output", "--inject", "--scenario", "--size", "--lib",
+					  "--timeout", NULL };
+
+bool ct_run_opt_takes_value(const char *a)
+{
+	for (int i = 0; value_opts[i]; i++)
+		if (!strcmp(a, value_opts[i]))
+			return true;
+	return false;
+}
+
+/* a usage error: one line, with where to read more when the command is known */
+#define USAGE_ERR(fmt, ...)                                                                      \
+	do {                                                                                     \
+		if (cmd)                                                                         \
+			ct_err(fmt " (try 'cutrace %s --help')", __VA_ARGS__, cmd);              \
+		else                                                                             \
+			ct_err(fmt, __VA_ARGS__);                                                \
+		return -1;                                                                       \
+	} while (0)
+
+int ct_run_parse_cmd(const char *cmd, int argc, char **argv, struct ct_run_opts *o, int *cmd_index,
+		     bool need_cmd)
 {
 	static char injbuf[4096];
 	size_t used = 0;
@@ -282,32 +438,28 @@ int ct_run_parse(int argc, char **argv, struct ct_run_opts *o, int *cmd_index, b
 			if (!strcmp(m, "auto")) ct_color_set_mode(CT_COLOR_AUTO);
 			else if (!strcmp(m, "always")) ct_color_set_mode(CT_COLOR_ALWAYS);
 			else if (!strcmp(m, "never")) ct_color_set_mode(CT_COLOR_NEVER);
-			else {
-				ct_err("--color must be auto, always or never, not '%s'", m);
-				return -1;
-			}
+			else
+				USAGE_ERR("--color must be auto, always or never, not '%s'", m);
 			continue;
 		}
 #define TAKE(longopt)                                                                     \
 	(!strcmp(a, longopt) ||                                                           \
 	 (!strncmp(a, longopt "=", strlen(longopt) + 1) && (val = a + strlen(longopt) + 1)))
 		if (!strcmp(a, "-o") || TAKE("--output") || TAKE("--inject") || TAKE("--scenario") ||
-		    TAKE("--size") || TAKE("--lib")) {
+		    TAKE("--size") || TAKE("--lib") || TAKE("--timeout")) {
 			if (!val) {
-				if (i + 1 >= argc) {
-					ct_err("%s needs a value", a);
-					return -1;
-				}
+				if (i + 1 >= argc)
+					USAGE_ERR("%s needs a value", a);
 				val = argv[++i];
 			}
 			if (!strncmp(a, "-o", 2) || !strncmp(a, "--output", 8)) {
 				o->dir_arg = val;
 			} else if (!strncmp(a, "--inject", 8)) {
 				size_t n = strlen(val);
-				if (used + n + 2 >= sizeof injbuf) {
-					ct_err("too many --inject rules");
-					return -1;
-				}
+				if (!val[strspn(val, " \t\n;")])
+					USAGE_ERR("--inject needs a rule, not '%s' (see 'cutrace run --help-inject')", val);
+				if (used + n + 2 >= sizeof injbuf)
+					USAGE_ERR("too many --inject rules (%zu bytes at most)", sizeof injbuf - 2);
 				if (used)
 					injbuf[used++] = ';';
 				memcpy(injbuf + used, val, n + 1);
@@ -315,26 +467,31 @@ int ct_run_parse(int argc, char **argv, struct ct_run_opts *o, int *cmd_index, b
 			} else if (!strncmp(a, "--scenario", 10)) {
 				o->scenario = val;
 			} else if (!strncmp(a, "--size", 6)) {
-				if (ct_parse_size(val) < 256 * 1024) {
-					ct_err("--size '%s' is not a size of at least 256K (e.g. 16M)", val);
-					return -1;
-				}
+				if (ct_parse_size(val) < 256 * 1024)
+					USAGE_ERR("--size '%s' is not a size of at least 256K (e.g. 16M)", val);
 				o->size = val;
+			} else if (!strncmp(a, "--timeout", 9)) {
+				if (ct_rule_duration(val, &o->timeout_ns) < 0 || o->timeout_ns == 0)
+					USAGE_ERR("--timeout '%s' is not a duration such as 20s, 500ms or 2m", val);
+				o->timeout_arg = val;
 			} else {
 				o->lib_arg = val;
 			}
 			continue;
 		}
 #undef TAKE
-		ct_err("unknown option '%s'", a);
-		return -1;
+		USAGE_ERR("unknown option '%s'", a);
 	}
 	*cmd_index = i;
-	if (need_cmd && i >= argc) {
-		ct_err("no command to run (cutrace run [OPTIONS] -- CMD [ARGS...])");
-		return -1;
-	}
+	if (need_cmd && i >= argc)
+		USAGE_ERR("no command to run (%s)", "cutrace run [OPTIONS] -- CMD [ARGS...]");
 	return 0;
+}
+#undef USAGE_ERR
+
+int ct_run_parse(int argc, char **argv, struct ct_run_opts *o, int *cmd_index, bool need_cmd)
+{
+	return ct_run_parse_cmd(NULL, argc, argv, o, cmd_index, need_cmd);
 }
 
 int ct_run_setup(struct ct_run_opts *o)
@@ -343,8 +500,27 @@ int ct_run_setup(struct ct_run_opts *o)
 	static char shimbuf[PATH_MAX];
 	char why[PATH_MAX + 128], err[512];
 	struct ct_rule rules[CT_RULES_MAX];
+	const char *inherited = getenv("CUTRACE_INJECT");
 
-	/* the rules first: a bad rule must stop us before anything is created */
+	/* the rules first: a bad rule must stop us before anything is created.
+	 * Rules in an inherited CUTRACE_INJECT are kept and come first, the
+	 * --inject rules after them: the program gets both */
+	if (inherited && inherited[strspn(inherited, " \t\n;")]) {
+		if (ct_rules_parse(inherited, rules, CT_RULES_MAX, err, sizeof err) < 0) {
+			ct_err("CUTRACE_INJECT (from the environment): %s", err);
+			fprintf(stderr, "rule grammar: %s\n", ct_rules_grammar);
+			return -1;
+		}
+		if (o->inject) {
+			char both[4096];
+			int n = snprintf(both, sizeof both, "%s%s%s", inherited, *o->inject ? ";" : "", o->inject);
+			if (n < 0 || (size_t)n >= sizeof both) {
+				ct_err("CUTRACE_INJECT and the --inject rules are too long together");
+				return -1;
+			}
+			memcpy(o->inject, both, (size_t)n + 1);
+		}
+	}
 	if (o->inject && *o->inject && ct_rules_parse(o->inject, rules, CT_RULES_MAX, err, sizeof err) < 0) {
 		ct_err("%s", err);
 		fprintf(stderr, "rule grammar: %s\n", ct_rules_grammar);
@@ -376,6 +552,11 @@ int ct_run_setup(struct ct_run_opts *o)
 	o->dir = dirbuf;
 	if (o->scenario && ct_scenario_rules(o->scenario, o) < 0)
 		return -1;
+	/* the shim takes at most CT_RULES_MAX rules: check the whole list once more */
+	if (o->scenario && *o->inject && ct_rules_parse(o->inject, rules, CT_RULES_MAX, err, sizeof err) < 0) {
+		ct_err("with scenario '%s': %s", o->scenario, err);
+		return -1;
+	}
 	return 0;
 }
 
@@ -384,7 +565,7 @@ int cmd_run(int argc, char **argv)
 	struct ct_run_opts o;
 	int ci, status = 0, r;
 
-	r = ct_run_parse(argc, argv, &o, &ci, true);
+	r = ct_run_parse_cmd("run", argc, argv, &o, &ci, true);
 	if (r == 1) {
 		run_usage(stdout);
 		return CT_EXIT_OK;
@@ -393,10 +574,8 @@ int cmd_run(int argc, char **argv)
 		printf("%s\n", ct_rules_grammar);
 		return CT_EXIT_OK;
 	}
-	if (r < 0) {
-		run_usage(stderr);
+	if (r < 0)
 		return CT_EXIT_USAGE;
-	}
 	if (ct_run_setup(&o) < 0)
 		return CT_EXIT_USAGE;
 	r = ct_spawn_traced(&o, argv + ci, &status);

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 struct ct_run_opts {
@@ -22,13 +23,24 @@ struct ct_run_opts {
 	bool mute_child;        /* the program's stdout/stderr go to /dev/null */
 	bool json;
 	bool print_only;
+	/* --timeout: SIGKILL the program and every process of its tree after
+	 * this long (0: no limit) */
+	uint64_t timeout_ns;
+	const char *timeout_arg;
 };
 
 /* parse options up to the command; returns 0, 1 for --help, 3 for --help-inject, -1 on error */
 int ct_run_parse(int argc, char **argv, struct ct_run_opts *o, int *cmd_index, bool need_cmd);
+/* the same, for `cutrace CMD`: an error is one line ending in
+ * "(try 'cutrace CMD --help')" */
+int ct_run_parse_cmd(const char *cmd, int argc, char **argv, struct ct_run_opts *o, int *cmd_index,
+		     bool need_cmd);
+/* does option `a` of run/replay take a value (the next argument)? */
+bool ct_run_opt_takes_value(const char *a);
 /* resolve scenario, validate rules, find the shim, prepare the directory */
 int ct_run_setup(struct ct_run_opts *o);
-/* fork/exec argv under the shim; *status = the program's exit status (128+N) */
+/* fork/exec argv under the shim; *status = the program's exit status (128+N;
+ * 137 when o->timeout_ns ran out and the program's tree was killed) */
 int ct_spawn_traced(const struct ct_run_opts *o, char **argv, int *status);
 int ct_find_shim(char *out, size_t len);
 int ct_prepare_dir(const char *dir, char *why, size_t whylen);

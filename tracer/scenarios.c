@@ -54,8 +54,11 @@ const struct ct_scenario ct_scenarios[] = {
 	  "ioctl:nr=UVM_REGISTER_GPU:status=NV_ERR_INSUFFICIENT_RESOURCES", NULL,
 	  "cuInit 3, cudart 3; torch 'CUDA driver initialization failed'" },
 	{ "version-skew", "user-space driver and kernel module versions differ (upgrade without reboot)", "B.1",
-	  "ioctl:version=575.51.02", NULL,
-	  "libcuda 580 adapts to the reported 575 ABI and cuInit fails 101, cudart 101; torch 'Error 101: invalid device ordinal'; NVML 18" },
+	  "ioctl:version=590.48.01", NULL,
+	  "cuInit 803 (measured: a kernel reporting 590.48.01 to libcuda 580.159.04); cudart 803 and torch "
+	  "'Error 803: system has unsupported display driver / cuda driver combination' as with compat-mismatch "
+	  "(derived, not re-run); NVML 18 (derived from 575.51.02: any other string is rejected).  An older "
+	  "branch (575.51.02) is no 803: cuInit 101" },
 	{ "nvml-mismatch", "NVML reports 'Driver/library version mismatch'", "B.1",
 	  "ioctl:nr=NV_ESC_CHECK_VERSION_STR:version=575.51.02", NULL, "nvmlInit_v2 18; CUDA and torch unaffected" },
 	{ "compat-mismatch", "a cuda-compat libcuda that does not match the kernel module", "B.16, matrix 'forward compat'",
@@ -111,12 +114,21 @@ static int find_stub(char *out, size_t len)
 int ct_scenario_rules(const char *name, struct ct_run_opts *o)
 {
 	const struct ct_scenario *s = ct_scenario_find(name);
-	static char stubdir[PATH_MAX], stubenv[PATH_MAX + 32];
+	static char stubdir[PATH_MAX], stubenv[PATH_MAX + 32], scenenv[96];
 
 	if (!s) {
 		ct_err("unknown scenario '%s' (see 'cutrace scenarios')", name);
 		return -1;
 	}
+	if (o->nenv + 2 > (int)(sizeof o->env / sizeof o->env[0])) {
+		ct_err("too many environment changes with scenario '%s'", name);
+		return -1;
+	}
+	/* the name goes into the trace (the shim keeps CUTRACE_* variables in
+	 * the trace's context): a failure made by a scenario that changes the
+	 * environment instead of injecting is still known as made */
+	snprintf(scenenv, sizeof scenenv, "CUTRACE_SCENARIO=%s", s->name);
+	o->env[o->nenv++] = scenenv;
 	if (s->rules) {
 		size_t used = strlen(o->inject), n = strlen(s->rules);
 		if (used + n + 2 >= 4096) {
@@ -148,7 +160,7 @@ int ct_scenario_rules(const char *name, struct ct_run_opts *o)
 		}
 		snprintf(stubenv, sizeof stubenv, "LD_LIBRARY_PATH+=%s", stubdir);
 		o->env[o->nenv++] = stubenv;
-	} else if (s->env && o->nenv < 8) {
+	} else if (s->env) {
 		o->env[o->nenv++] = s->env;
 	}
 	return 0;

@@ -11,13 +11,19 @@
  * Environment:
  *   FAKECUDA_VERSION=s          user-mode driver version compared with the
  *                               kernel's SYSTEM_GET_BUILD_VERSION (default
- *                               580.159.04); a mismatch gives 803.
+ *                               580.159.04) the way the real 580.159.04 does
+ *                               (cu_version_check): a newer minor or branch
+ *                               gives 803, an older branch 101, an older
+ *                               minor or a newer patch level is accepted.
  *   FAKECUDA_DRIVER_VERSION=n   what cuDriverGetVersion reports (default 13000).
  *   FAKECUDA_COMPAT=1           behave like a cuda-compat libcuda on hardware
  *                               that does not support forward compatibility:
  *                               skip the version check, cuInit returns 804.
  *   FAKECUDA_DEBUG=1            log cuGetProcAddress / cuGetExportTable
  *                               queries to stderr.
+ *   FAKECUDA_MIG=1              cuInit also opens the MIG access capability
+ *                               /dev/nvidia-caps/nvidia-cap1; a failed open
+ *                               gives 100.
  *   CUDA_VISIBLE_DEVICES        indices and GPU-UUID prefixes, parsed loosely
  *                               like the real driver: parsing stops at the
  *                               first entry that does not name a GPU.
@@ -250,6 +256,28 @@ static CUresult cu_card_info(void)
     return cu_ncards ? CUDA_SUCCESS : CUDA_ERROR_NO_DEVICE;
 }
 
+/* What libcuda 580.159.04 makes of the kernel module's version (MEASURED on
+ * the H200 with ioctl:cmd=0x101:version=V, tests/fixtures/h200-580/README.md):
+ * 580.95.05 -> cuInit 0, 580.159.05 -> 0, 580.173.02 -> 803, 590.48.01 -> 803,
+ * 575.51.02 -> 101 (libcuda takes the older branch's ioctl layouts and fails
+ * later; here it fails at once, with the same code).  An older patch level of
+ * the same minor is (unmeasured) accepted like an older minor; a version
+ * that is not N.N[.N] is a mismatch (803). */
+static CUresult cu_version_check(const char *kernel, const char *mine)
+{
+    unsigned k[3] = { 0 }, m[3] = { 0 };
+    if (!strcmp(kernel, mine))
+        return CUDA_SUCCESS;
+    if (sscanf(kernel, "%u.%u.%u", &k[0], &k[1], &k[2]) < 2 ||
+        sscanf(mine, "%u.%u.%u", &m[0], &m[1], &m[2]) < 2)
+        return CUDA_ERROR_SYSTEM_DRIVER_MISMATCH;
+    if (k[0] < m[0])
+        return CUDA_ERROR_INVALID_DEVICE;        /* older branch */
+    if (k[0] > m[0] || k[1] > m[1])
+        return CUDA_ERROR_SYSTEM_DRIVER_MISMATCH; /* newer branch or minor */
+    return CUDA_SUCCESS;                         /* older minor, other patch */
+}
+
 /* The handshake libcuda 580 does instead of CHECK_VERSION_STR (§4): a
  * throwaway client asks SYSTEM_GET_BUILD_VERSION.  Measured: status 0x1b ->
  * 100, status 0x3 -> 0 (the check is skipped).  A failing first RM_ALLOC is
@@ -275,11 +303,10 @@ static CUresult cu_version_handshake(void)
     if (st != 0 || getenv("FAKECUDA_COMPAT"))
         return CUDA_SUCCESS;                     /* nothing to compare */
     const char *mine = cu_env("FAKECUDA_VERSION", RIG_DEFAULT_VERSION);
-    if (strcmp(ver, mine)) {
-        cu_log("kernel module %s, libcuda %s: mismatch", ver, mine);
-        return CUDA_ERROR_SYSTEM_DRIVER_MISMATCH;
-    }
-    return CUDA_SUCCESS;
+    CUresult r = cu_version_check(ver, mine);
+    if (r)
+        cu_log("kernel module %s, libcuda %s: %d", ver, mine, r);
+    return r;
 }
 
 static CUresult cu_open_client(void)
@@ -448,6 +475,12 @@ static CUresult cu_open_gpu(struct cu_gpu *g)
         return CUDA_ERROR_UNKNOWN;               /* (unmeasured) */
     static unsigned char numa[560];
     cu_esc(g->fd, NV_ESC_NUMA_INFO, numa, sizeof numa);
+    if (getenv("FAKECUDA_MIG")) {                /* MIG: the access capability node (failure-catalog */
+        int cap = open("/dev/nvidia-caps/nvidia-cap1", O_RDONLY | O_CLOEXEC);  /* B.13: 100) */
+        if (cap < 0)
+            return CUDA_ERROR_NO_DEVICE;
+        close(cap);
+    }
     unsigned char dev[56] = { 0 };               /* NV0080_ALLOC_PARAMETERS */
     rig_put32(dev, 0, g->instance);
     g->h_device = cu_next_handle++;

@@ -61,10 +61,20 @@ cutrace_rig_test(probe.ctl_eacces STATUS 1 ENV ${_env} FAKENV_DENY=/dev/nvidiact
 cutrace_rig_test(probe.ctl_enoent STATUS 1 ENV ${_env} FAKENV_MISSING=/dev/nvidiactl
   COMMAND ${_probe} --nvml
   EXPECT "cuInit(0) = 100 (CUDA_ERROR_NO_DEVICE)" "nvmlInit_v2() = 17 (Operating System Error)")
-cutrace_rig_test(probe.kernel_mismatch STATUS 1 ENV ${_env} FAKENV_KERNEL_VERSION=575.51.02
+# a kernel module of a newer branch than libcuda (580.159.04): 803, as the
+# real libcuda answers it on the H200 (tests/fixtures/h200-580/README.md)
+cutrace_rig_test(probe.kernel_mismatch STATUS 1 ENV ${_env} FAKENV_KERNEL_VERSION=590.48.01
   COMMAND ${_probe} --nvml
   EXPECT "cuInit(0) = 803 (CUDA_ERROR_SYSTEM_DRIVER_MISMATCH)"
          "nvmlInit_v2() = 18 (Driver/library version mismatch)")
+# an older branch: the real libcuda answers 101 (fixture i07)
+cutrace_rig_test(probe.kernel_older_branch STATUS 1 ENV ${_env} FAKENV_KERNEL_VERSION=575.51.02
+  COMMAND ${_probe} --nvml
+  EXPECT "cuInit(0) = 101 (CUDA_ERROR_INVALID_DEVICE)"
+         "nvmlInit_v2() = 18 (Driver/library version mismatch)")
+# the same branch, an older minor or a newer patch: accepted (measured)
+cutrace_rig_test(probe.kernel_same_branch STATUS 0 ENV ${_env} FAKENV_KERNEL_VERSION=580.95.05
+  COMMAND ${_probe} EXPECT "cuInit(0) = 0 (CUDA_SUCCESS)")
 # Only libcuda is stale: CUDA fails while NVML is fine (failure-catalog B.1).
 cutrace_rig_test(probe.libcuda_stale STATUS 1 ENV ${_env} FAKECUDA_VERSION=580.65.06
   COMMAND ${_probe} --nvml
@@ -154,7 +164,7 @@ foreach(kind shared static)
     COMMAND ${_rt} EXPECT "cudaGetDeviceCount=999 count=0" "cudaSetDevice=999")
   cutrace_rig_test(rt_${kind}.ctl_eperm STATUS 1 ENV ${_env} FAKENV_DENY=/dev/nvidiactl=EPERM
     COMMAND ${_rt} EXPECT "cudaGetDeviceCount=100 count=0")
-  cutrace_rig_test(rt_${kind}.kernel_mismatch STATUS 1 ENV ${_env} FAKENV_KERNEL_VERSION=575.51.02
+  cutrace_rig_test(rt_${kind}.kernel_mismatch STATUS 1 ENV ${_env} FAKENV_KERNEL_VERSION=590.48.01
     COMMAND ${_rt} EXPECT "cudaGetDeviceCount=803 count=0")
   cutrace_rig_test(rt_${kind}.cvd_empty STATUS 1 ENV ${_env} CUDA_VISIBLE_DEVICES=
     COMMAND ${_rt} EXPECT "cudaGetDeviceCount=100 count=0")
