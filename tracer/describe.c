@@ -695,8 +695,14 @@ void ct_describe(const struct ct_trace *t, const struct ct_event *ev, struct ct_
 
 void ct_describe_ex(const struct ct_trace *t, const struct ct_event *ev, struct ct_desc *d, unsigned what)
 {
-	/* clear only the header part: the arena needs no zeroing */
-	memset(d, 0, offsetof(struct ct_desc, arena));
+	/* clear the scalars; the strings only need their first byte, the ioctl
+	 * part is cleared by ct_describe_ioctl, args and the arena are counted */
+	memset(d, 0, offsetof(struct ct_desc, target));
+	d->target[0] = d->text_args[0] = d->detail[0] = 0;
+	d->is_ioctl = false;
+	d->nv = NULL;
+	d->nargs = 0;
+	d->arena_used = 0;
 	d->call = ct_call_name(ev->call);
 	d->fam = ct_call_family(ev->call);
 	d->family = ct_family_name(d->fam);
@@ -706,7 +712,7 @@ void ct_describe_ex(const struct ct_trace *t, const struct ct_event *ev, struct 
 	d->err = ev->has_exit ? ev->err : 0;
 	d->errno_name = d->err ? ct_errno_name(d->err) : NULL;
 	d->injected = (ev->flags & CT_RF_INJECTED) != 0;
-	snprintf(d->result, sizeof d->result, "?");
+	memcpy(d->result, "?", 2);
 
 	if (ev->type == CT_REC_NOTE) {
 		d->is_note = true;
