@@ -70,6 +70,7 @@ struct iter {
 	struct ct_diag *diag;
 	struct ct_verdict verdict;
 	struct nest nest[CT_NEST_TIDS];
+	struct nest *last;        /* the thread of the previous event */
 	uint64_t clock;
 	int rc;
 };
@@ -78,10 +79,13 @@ static struct nest *nest_of(struct iter *it, uint32_t tid)
 {
 	struct nest *victim = &it->nest[0];
 
+	/* runs of events of one thread are the common case */
+	if (it->last && it->last->live && it->last->tid == tid)
+		return it->last;
 	for (unsigned i = 0; i < CT_NEST_TIDS; i++) {
 		struct nest *n = &it->nest[i];
 		if (n->live && n->tid == tid)
-			return n;
+			return it->last = n;
 		if (!n->live || (victim->live && n->used < victim->used))
 			victim = n;
 	}
@@ -89,7 +93,7 @@ static struct nest *nest_of(struct iter *it, uint32_t tid)
 	memset(victim, 0, sizeof *victim);
 	victim->live = true;
 	victim->tid = tid;
-	return victim;
+	return it->last = victim;
 }
 
 /*
@@ -148,6 +152,7 @@ static int show_file(struct iter *it, const char *path, bool in_dir)
 		return 1;
 	}
 	memset(it->nest, 0, sizeof it->nest);
+	it->last = NULL;
 	c->trace = t;
 	c->have_t0 = false;
 	c->t0_ns = 0;

@@ -108,9 +108,12 @@ static struct ct_desc_arg *arg_new(struct ct_desc *d, const char *key, enum ct_a
 {
 	struct ct_desc_arg *a;
 
-	for (unsigned i = 0; i < d->nargs; i++)
-		if (!strcmp(d->args[i].key, key))
+	for (unsigned i = 0; i < d->nargs; i++) {
+		const char *k = d->args[i].key;
+		/* keys are mostly the same literals: the pointer, then the text */
+		if (k == key || (k[0] == key[0] && !strcmp(k, key)))
 			return NULL; /* first one wins: JSON keys stay unique */
+	}
 	if (d->nargs >= CT_DESC_MAX_ARGS)
 		return NULL;
 	a = &d->args[d->nargs++];
@@ -695,8 +698,14 @@ void ct_describe(const struct ct_trace *t, const struct ct_event *ev, struct ct_
 
 void ct_describe_ex(const struct ct_trace *t, const struct ct_event *ev, struct ct_desc *d, unsigned what)
 {
-	/* clear only the header part: the arena needs no zeroing */
-	memset(d, 0, offsetof(struct ct_desc, arena));
+	/* clear the scalars; the strings only need their first byte, the ioctl
+	 * part is cleared by ct_describe_ioctl, args and the arena are counted */
+	memset(d, 0, offsetof(struct ct_desc, target));
+	d->target[0] = d->text_args[0] = d->detail[0] = 0;
+	d->is_ioctl = false;
+	d->nv = NULL;
+	d->nargs = 0;
+	d->arena_used = 0;
 	d->call = ct_call_name(ev->call);
 	d->fam = ct_call_family(ev->call);
 	d->family = ct_family_name(d->fam);
@@ -706,7 +715,7 @@ void ct_describe_ex(const struct ct_trace *t, const struct ct_event *ev, struct 
 	d->err = ev->has_exit ? ev->err : 0;
 	d->errno_name = d->err ? ct_errno_name(d->err) : NULL;
 	d->injected = (ev->flags & CT_RF_INJECTED) != 0;
-	snprintf(d->result, sizeof d->result, "?");
+	memcpy(d->result, "?", 2);
 
 	if (ev->type == CT_REC_NOTE) {
 		d->is_note = true;
@@ -733,26 +742,29 @@ bool ct_desc_json_raw;
 
 void ct_desc_args_json(struct ct_json *j, const struct ct_desc *d)
 {
-	char hex[24], key[64];
+	char key[64];
 
+	/* every key is a literal of this file or "field_N": nothing to escape */
 	ct_json_obj_begin(j);
 	for (unsigned i = 0; i < d->nargs; i++) {
 		const struct ct_desc_arg *a = &d->args[i];
+		size_t kn = strlen(a->key);
 		if (a->kind == CT_ARG_BYTES && !ct_desc_json_raw) {
 			/* raw memory only with --raw: it is most of the output's size */
-			snprintf(key, sizeof key, "%s_bytes", a->key);
-			ct_json_kuint(j, key, a->len);
+			if (kn > sizeof key - 7)
+				kn = sizeof key - 7;
+			memcpy(key, a->key, kn);
+			memcpy(key + kn, "_bytes", 6);
+			ct_json_key_plain(j, key, kn + 6);
+			ct_json_uint(j, a->len);
 			continue;
 		}
-		ct_json_key(j, a->key);
+		ct_json_key_plain(j, a->key, kn);
 		switch (a->kind) {
 		case CT_ARG_STR: ct_json_str(j, a->s); break;
 		case CT_ARG_INT: ct_json_int(j, a->i); break;
 		case CT_ARG_UINT: ct_json_uint(j, a->u); break;
-		case CT_ARG_HEX:
-			snprintf(hex, sizeof hex, "0x%" PRIx64, a->u);
-			ct_json_str(j, hex);
-			break;
+		case CT_ARG_HEX: ct_json_hexnum(j, a->u); break;
 		case CT_ARG_BOOL: ct_json_bool(j, a->b); break;
 		case CT_ARG_BYTES: ct_json_hex(j, a->bytes, a->len); break;
 		}

@@ -99,7 +99,8 @@ struct ct_desc {
 	const struct ct_nv_ioctl *nv; /* the decoded ioctl (describe's scratch), NULL none */
 	unsigned nargs;
 	struct ct_desc_arg args[CT_DESC_MAX_ARGS];
-	/* storage for string arguments (arena last: ct_describe clears what precedes it) */
+	/* storage for string arguments (ct_describe clears the scalars before target, the
+	 * first byte of each string, and counts nargs and arena_used from 0) */
 	size_t arena_used;
 	char arena[4096];
 };

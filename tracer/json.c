@@ -81,7 +81,7 @@ static void indent(struct ct_json *j)
 }
 
 /* separator before a value or a key at the current level */
-static void sep(struct ct_json *j)
+static inline void sep(struct ct_json *j)
 {
 	if (j->after_key) {
 		j->after_key = false;
@@ -90,7 +90,7 @@ static void sep(struct ct_json *j)
 	if (!j->first[j->depth])
 		PUT(',', j);
 	j->first[j->depth] = false;
-	if (j->depth > 0)
+	if (j->pretty && j->depth > 0)
 		indent(j);
 }
 
@@ -133,6 +133,19 @@ static inline bool word_plain(uint64_t w)
 	return !((lt20 | eq | hi) & high);
 }
 
+/* bytes a JSON string cannot hold as they are: < 0x20, '"', '\\', >= 0x7f */
+#define R16(v) v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v
+static const unsigned char needs_escape[256] = {
+	R16(1), R16(1),                                            /* 0x00-0x1f */
+	0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,             /* 0x20-0x2f: '"' */
+	R16(0), R16(0),                                            /* 0x30-0x4f */
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,             /* 0x50-0x5f: '\\' */
+	R16(0),                                                    /* 0x60-0x6f */
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1,             /* 0x70-0x7f: DEL */
+	R16(1), R16(1), R16(1), R16(1), R16(1), R16(1), R16(1), R16(1),  /* 0x80-0xff */
+};
+#undef R16
+
 static void put_escaped(struct ct_json *f, const unsigned char *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -146,7 +159,7 @@ static void put_escaped(struct ct_json *f, const unsigned char *s, size_t n)
 			break;
 		i += 8;
 	}
-	while (i < n && s[i] >= 0x20 && s[i] < 0x7f && s[i] != '"' && s[i] != '\\')
+	while (i < n && !needs_escape[s[i]])
 		i++;
 	if (i == n && f->len + n + 2 <= FLUSH_AT) {
 		f->buf[f->len++] = '"';
@@ -166,7 +179,7 @@ static void put_escaped(struct ct_json *f, const unsigned char *s, size_t n)
 			}
 		}
 		unsigned char c = s[i];
-		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+		if (!needs_escape[c]) {
 			i++;
 			continue;
 		}
@@ -191,10 +204,31 @@ static void put_escaped(struct ct_json *f, const unsigned char *s, size_t n)
 	PUT('"', f);
 }
 
-void ct_json_key(struct ct_json *j, const char *key)
+void ct_json_key_plain(struct ct_json *j, const char *key, size_t n)
 {
 	sep(j);
-	put_escaped(j, (const unsigned char *)key, __builtin_strlen(key));
+	if (j->len + n + 4 <= FLUSH_AT) {
+		char *o = j->buf + j->len;
+		o[0] = '"';
+		memcpy(o + 1, key, n);
+		o[n + 1] = '"';
+		o[n + 2] = ':';
+		j->len += n + 3;
+	} else {
+		PUT('"', j);
+		put_str(j, key, n);
+		PUT('"', j);
+		PUT(':', j);
+	}
+	if (j->pretty)
+		PUT(' ', j);
+	j->after_key = true;
+}
+
+void ct_json_key_any(struct ct_json *j, const char *key)
+{
+	sep(j);
+	put_escaped(j, (const unsigned char *)key, strlen(key));
 	PUT(':', j);
 	if (j->pretty)
 		PUT(' ', j);
@@ -231,6 +265,23 @@ void ct_json_uint(struct ct_json *j, uint64_t v)
 {
 	sep(j);
 	put_u64(j, v);
+}
+
+void ct_json_hexnum(struct ct_json *j, uint64_t v)
+{
+	char b[24];
+	int i = (int)sizeof b;
+
+	sep(j);
+	b[--i] = '"';
+	do {
+		b[--i] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	b[--i] = 'x';
+	b[--i] = '0';
+	b[--i] = '"';
+	put_str(j, b + i, sizeof b - (size_t)i);
 }
 
 void ct_json_bool(struct ct_json *j, bool v)
@@ -279,10 +330,6 @@ void ct_json_hex(struct ct_json *j, const void *p, size_t n)
 	PUT('"', j);
 }
 
-void ct_json_kstr(struct ct_json *j, const char *k, const char *v) { ct_json_key(j, k); ct_json_str(j, v); }
-void ct_json_kint(struct ct_json *j, const char *k, int64_t v) { ct_json_key(j, k); ct_json_int(j, v); }
-void ct_json_kuint(struct ct_json *j, const char *k, uint64_t v) { ct_json_key(j, k); ct_json_uint(j, v); }
-void ct_json_kbool(struct ct_json *j, const char *k, bool v) { ct_json_key(j, k); ct_json_bool(j, v); }
 
 void ct_json_end(struct ct_json *j)
 {

@@ -31,21 +31,51 @@ void ct_json_obj_begin(struct ct_json *j);
 void ct_json_obj_end(struct ct_json *j);
 void ct_json_arr_begin(struct ct_json *j);
 void ct_json_arr_end(struct ct_json *j);
-void ct_json_key(struct ct_json *j, const char *key);
+/* a key, escaped as needed; ct_json_key_plain: the caller knows that none of
+ * its n bytes needs escaping (the literal keys of our own code) */
+void ct_json_key_any(struct ct_json *j, const char *key);
+void ct_json_key_plain(struct ct_json *j, const char *key, size_t n);
+/* keys written as string literals (every key of cutrace's own output) take
+ * the plain path with a length known at compile time */
+static inline __attribute__((always_inline)) void ct_json_key(struct ct_json *j, const char *key)
+{
+	if (__builtin_constant_p(__builtin_strlen(key)))
+		ct_json_key_plain(j, key, __builtin_strlen(key));
+	else
+		ct_json_key_any(j, key);
+}
 void ct_json_str(struct ct_json *j, const char *s);            /* NULL -> null */
 void ct_json_strn(struct ct_json *j, const char *s, size_t n); /* bytes, escaped */
 void ct_json_int(struct ct_json *j, int64_t v);
 void ct_json_uint(struct ct_json *j, uint64_t v);
+/* v as the string "0x..." in lower-case hex ("0x" PRIx64; 0 is "0x0") */
+void ct_json_hexnum(struct ct_json *j, uint64_t v);
 void ct_json_bool(struct ct_json *j, bool v);
 void ct_json_null(struct ct_json *j);
 void ct_json_double(struct ct_json *j, double v);
 /* raw hex string of bytes, e.g. "0a1b" */
 void ct_json_hex(struct ct_json *j, const void *p, size_t n);
 /* convenience: key + value */
-void ct_json_kstr(struct ct_json *j, const char *k, const char *v);
-void ct_json_kint(struct ct_json *j, const char *k, int64_t v);
-void ct_json_kuint(struct ct_json *j, const char *k, uint64_t v);
-void ct_json_kbool(struct ct_json *j, const char *k, bool v);
+static inline __attribute__((always_inline)) void ct_json_kstr(struct ct_json *j, const char *k, const char *v)
+{
+	ct_json_key(j, k);
+	ct_json_str(j, v);
+}
+static inline __attribute__((always_inline)) void ct_json_kint(struct ct_json *j, const char *k, int64_t v)
+{
+	ct_json_key(j, k);
+	ct_json_int(j, v);
+}
+static inline __attribute__((always_inline)) void ct_json_kuint(struct ct_json *j, const char *k, uint64_t v)
+{
+	ct_json_key(j, k);
+	ct_json_uint(j, v);
+}
+static inline __attribute__((always_inline)) void ct_json_kbool(struct ct_json *j, const char *k, bool v)
+{
+	ct_json_key(j, k);
+	ct_json_bool(j, v);
+}
 /* newline at the end of the document (and flush) */
 void ct_json_end(struct ct_json *j);
 /* write the buffered output to f */

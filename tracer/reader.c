@@ -500,8 +500,8 @@ int ct_rec_next_field(const struct ct_recv *r, uint32_t *pos, struct ct_fieldv *
 
 /*
  * Field look-up.  Describing one event asks for a dozen fields of the same
- * two records, so the first look-up indexes a record (offset of the first
- * field of each tag) and the next ones are a table read.  Two records are
+ * two records, so the first look-up indexes a record (the first field of
+ * each tag, and a bit per tag present) and the next ones are a table read.  Two records are
  * remembered: the enter and the exit of the event being described.
  */
 #define MEMO_TAGS 64
@@ -510,9 +510,10 @@ static struct field_memo {
 	const struct cutrace_record *hdr;
 	uint64_t seq;
 	uint32_t len;
-	uint32_t off[MEMO_TAGS];  /* position + 1 of the first field with the tag, 0 none */
+	uint64_t have;                   /* bit t: a field with tag t */
+	struct ct_fieldv f[MEMO_TAGS];   /* the first field of each tag */
 } memo[2];
-static unsigned memo_next;
+static unsigned memo_last;
 
 /* a new mapping may reuse the addresses of an old one */
 static void memo_reset(void)
@@ -520,26 +521,34 @@ static void memo_reset(void)
 	memset(memo, 0, sizeof memo);
 }
 
+static inline bool memo_is(const struct field_memo *m, const struct ct_recv *r)
+{
+	return m->fields == r->fields && m->hdr == r->hdr && m->len == r->fields_len &&
+	       m->seq == (r->hdr ? r->hdr->seq : 0);
+}
+
 static const struct field_memo *memo_for(const struct ct_recv *r)
 {
 	struct ct_fieldv f;
-	struct field_memo *m;
-	uint32_t pos = 0, at;
+	struct field_memo *m = &memo[memo_last];
+	uint32_t pos = 0;
 
-	for (unsigned i = 0; i < 2; i++)
-		if (memo[i].fields == r->fields && memo[i].len == r->fields_len && memo[i].hdr == r->hdr &&
-		    memo[i].seq == (r->hdr ? r->hdr->seq : 0))
-			return &memo[i];
-	m = &memo[memo_next];
-	memo_next ^= 1;
-	memset(m->off, 0, sizeof m->off);
+	if (memo_is(m, r))
+		return m;
+	memo_last ^= 1;
+	m = &memo[memo_last];
+	if (memo_is(m, r))
+		return m;
 	m->fields = r->fields;
 	m->len = r->fields_len;
 	m->hdr = r->hdr;
 	m->seq = r->hdr ? r->hdr->seq : 0;
-	for (at = 0; ct_rec_next_field(r, &pos, &f); at = pos)
-		if (f.tag < MEMO_TAGS && f.tag != CT_FLD_FILLER && !m->off[f.tag])
-			m->off[f.tag] = at + 1;
+	m->have = 0;
+	while (ct_rec_next_field(r, &pos, &f))
+		if (f.tag < MEMO_TAGS && f.tag != CT_FLD_FILLER && !(m->have >> f.tag & 1)) {
+			m->have |= 1ull << f.tag;
+			m->f[f.tag] = f;
+		}
 	return m;
 }
 
@@ -551,10 +560,10 @@ const struct ct_fieldv *ct_rec_field(const struct ct_recv *r, uint16_t tag, stru
 		return NULL;
 	if (tag < MEMO_TAGS && tag != CT_FLD_FILLER) {
 		const struct field_memo *m = memo_for(r);
-		if (!m->off[tag])
+		if (!(m->have >> tag & 1))
 			return NULL;
-		pos = m->off[tag] - 1;
-		return ct_rec_next_field(r, &pos, out) ? out : NULL;
+		*out = m->f[tag];
+		return out;
 	}
 	while (ct_rec_next_field(r, &pos, out))
 		if (out->tag == tag && tag != CT_FLD_FILLER)

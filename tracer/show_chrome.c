@@ -179,10 +179,23 @@ static uint32_t claim_id(struct chrome_state *s, uint32_t id)
  */
 static void kusec(struct ct_json *j, const char *key, int64_t ns)
 {
-	uint64_t a = ns < 0 ? (uint64_t)-ns : (uint64_t)ns;
+	uint64_t a = ns < 0 ? (uint64_t)-ns : (uint64_t)ns, us = a / 1000;
+	unsigned frac = (unsigned)(a % 1000);
+	char b[32];
+	int i = (int)sizeof b;
 
 	ct_json_key(j, key);
-	ct_json_rawf(j, "%s%" PRIu64 ".%03u", ns < 0 ? "-" : "", a / 1000, (unsigned)(a % 1000));
+	b[--i] = (char)('0' + frac % 10);
+	b[--i] = (char)('0' + frac / 10 % 10);
+	b[--i] = (char)('0' + frac / 100);
+	b[--i] = '.';
+	do {
+		b[--i] = (char)('0' + us % 10);
+		us /= 10;
+	} while (us);
+	if (ns < 0)
+		b[--i] = '-';
+	ct_json_raw(j, b + i, sizeof b - (size_t)i);
 	j->after_key = false;
 }
 
@@ -503,32 +516,28 @@ static void call_fields(struct ct_json *j, const struct ct_desc *d)
 {
 	char key[64];
 
+	/* the keys are describe.c's literals (or "field_N"): nothing to escape */
 	ct_json_obj_begin(j);
 	for (unsigned i = 0; i < d->nargs; i++) {
 		const struct ct_desc_arg *a = &d->args[i];
-		switch (a->kind) {
-		case CT_ARG_STR:
-			ct_json_kstr(j, a->key, a->s);
-			break;
-		case CT_ARG_INT:
-			ct_json_kint(j, a->key, a->i);
-			break;
-		case CT_ARG_UINT:
-			ct_json_kuint(j, a->key, a->u);
-			break;
-		case CT_ARG_HEX: {
-			char hex[24];
-			snprintf(hex, sizeof hex, "0x%" PRIx64, a->u);
-			ct_json_kstr(j, a->key, hex);
-			break;
+		size_t kn = strlen(a->key);
+		if (a->kind == CT_ARG_BYTES) {
+			if (kn > sizeof key - 7)
+				kn = sizeof key - 7;
+			memcpy(key, a->key, kn);
+			memcpy(key + kn, "_bytes", 6);
+			ct_json_key_plain(j, key, kn + 6);
+			ct_json_uint(j, a->len);
+			continue;
 		}
-		case CT_ARG_BOOL:
-			ct_json_kbool(j, a->key, a->b);
-			break;
-		case CT_ARG_BYTES:
-			snprintf(key, sizeof key, "%s_bytes", a->key);
-			ct_json_kuint(j, key, a->len);
-			break;
+		ct_json_key_plain(j, a->key, kn);
+		switch (a->kind) {
+		case CT_ARG_STR: ct_json_str(j, a->s); break;
+		case CT_ARG_INT: ct_json_int(j, a->i); break;
+		case CT_ARG_UINT: ct_json_uint(j, a->u); break;
+		case CT_ARG_HEX: ct_json_hexnum(j, a->u); break;
+		case CT_ARG_BOOL: ct_json_bool(j, a->b); break;
+		case CT_ARG_BYTES: break;
 		}
 	}
 	ct_json_obj_end(j);
@@ -536,17 +545,15 @@ static void call_fields(struct ct_json *j, const struct ct_desc *d)
 
 static void ioctl_args(struct ct_json *j, const struct ct_desc *d, const struct ct_nv_ioctl *nv)
 {
-	char hex[24];
-
 	ct_json_kstr(j, "ioctl", nv->name[0] ? nv->name : d->ioctl.name);
 	ct_json_kstr(j, "node", nv->node_name[0] ? nv->node_name : d->ioctl.node);
 	ct_json_kstr(j, "nv_family", ct_nv_family_name(nv->family));
-	snprintf(hex, sizeof hex, "0x%" PRIx64, nv->request);
-	ct_json_kstr(j, "request", hex);
+	ct_json_key(j, "request");
+	ct_json_hexnum(j, nv->request);
 	if (nv->args == CT_NV_A_RM_CONTROL) {
-		snprintf(hex, sizeof hex, "0x%x", (unsigned)nv->u.control.cmd);
 		ct_json_kstr(j, "rm_control", nv->u.control.cmd_name);
-		ct_json_kstr(j, "rm_control_cmd", hex);
+		ct_json_key(j, "rm_control_cmd");
+		ct_json_hexnum(j, nv->u.control.cmd);
 	} else if (nv->args == CT_NV_A_RM_ALLOC) {
 		ct_json_kstr(j, "rm_class", nv->u.alloc.class_name);
 	} else if (nv->args == CT_NV_A_RM_ALLOC_MEMORY) {

@@ -47,30 +47,6 @@ static void put_clean(FILE *f, const unsigned char *s, size_t n)
 	fwrite_unlocked(s + run, 1, n - run, f);
 }
 
-/* "+12.345 ms" right-aligned in 11 columns + " ms", without float formatting */
-static void put_offset(FILE *f, int64_t ns)
-{
-	char b[32];
-	int i = (int)sizeof b;
-	uint64_t us = (uint64_t)(ns < 0 ? -ns : ns) / 1000;
-	unsigned frac = (unsigned)(us % 1000);
-	uint64_t ms = us / 1000;
-
-	b[--i] = (char)('0' + frac % 10);
-	b[--i] = (char)('0' + frac / 10 % 10);
-	b[--i] = (char)('0' + frac / 100);
-	b[--i] = '.';
-	do {
-		b[--i] = (char)('0' + ms % 10);
-		ms /= 10;
-	} while (ms);
-	b[--i] = ns < 0 ? '-' : '+';
-	while ((int)sizeof b - i < 11)
-		b[--i] = ' ';
-	fwrite_unlocked(b + i, 1, sizeof b - (size_t)i, f);
-	fwrite_unlocked(" ms", 1, 3, f);
-}
-
 static void put_cstr(FILE *f, const char *s)
 {
 	put_clean(f, (const unsigned char *)s, strlen(s));
@@ -264,27 +240,154 @@ static int text_process_begin(struct ct_show_ctx *c, struct ct_trace *t)
 	return ferror(f) ? -1 : 0;
 }
 
-/* "<840 ns>", "<1.2 us>", "<12.345 ms>", "<1.500 s>" (rounded like %.1f/%.3f) */
-static void put_dur(FILE *f, uint64_t ns)
+/*
+ * One timeline line is built in a buffer and written with one fwrite: the
+ * pieces (a dozen per line) through stdio one by one cost more than
+ * describing the event.  A line longer than the buffer is written in parts.
+ */
+struct line {
+	FILE *f;
+	size_t n;
+	char b[4096];
+};
+
+static void ln_flush(struct line *l)
 {
-	char b[40];
-	uint64_t whole, frac;
-	int n;
+	if (l->n)
+		fwrite_unlocked(l->b, 1, l->n, l->f);
+	l->n = 0;
+}
+
+static void ln_raw(struct line *l, const char *s, size_t n)
+{
+	while (n) {
+		size_t k = sizeof l->b - l->n;
+		if (!k) {
+			ln_flush(l);
+			k = sizeof l->b;
+		}
+		if (k > n)
+			k = n;
+		memcpy(l->b + l->n, s, k);
+		l->n += k;
+		s += k;
+		n -= k;
+	}
+}
+
+static void ln_str(struct line *l, const char *s)
+{
+	ln_raw(l, s, strlen(s));
+}
+
+/* true when one of the 8 bytes of w is below 0x20 or 0x7f and above: the
+ * word needs a byte-by-byte look (tabs are fine there) */
+static inline bool word_suspect(uint64_t w)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+
+	/* a byte < 0x20; a byte >= 0x7f (0x7f + 1 carries into bit 7, or bit 7 set) */
+	return (((w - ones * 0x20) & ~w) | (w + ones * 0x01) | w) & highs;
+}
+
+/* bytes with control characters escaped as \xNN (file contents are untrusted) */
+static void ln_clean(struct line *l, const unsigned char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i = 0, run = 0;
+
+	while (i < n) {
+		uint64_t w;
+		if (i + 8 <= n) {
+			memcpy(&w, s + i, 8);
+			if (!word_suspect(w)) {
+				i += 8;
+				continue;
+			}
+		}
+		unsigned char ch = s[i];
+		if (ch == '\t' || (ch >= 0x20 && ch < 0x7f)) {
+			i++;
+			continue;
+		}
+		char esc[4] = { '\\', 'x', hex[ch >> 4], hex[ch & 15] };
+		ln_raw(l, (const char *)s + run, i - run);
+		ln_raw(l, esc, 4);
+		run = ++i;
+	}
+	ln_raw(l, (const char *)s + run, n - run);
+}
+
+static void ln_cstr(struct line *l, const char *s)
+{
+	ln_clean(l, (const unsigned char *)s, strlen(s));
+}
+
+/* digits of v, right-aligned in b ending at e; returns the first */
+static char *udigits(char *e, uint64_t v)
+{
+	do {
+		*--e = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	return e;
+}
+
+/* "+12.345 ms" right-aligned in 11 columns + " ms", without float formatting */
+static void ln_offset(struct line *l, int64_t ns)
+{
+	char b[32];
+	char *e = b + sizeof b, *p;
+	uint64_t us = (uint64_t)(ns < 0 ? -ns : ns) / 1000;
+	unsigned frac = (unsigned)(us % 1000);
+
+	*--e = (char)('0' + frac % 10);
+	*--e = (char)('0' + frac / 10 % 10);
+	*--e = (char)('0' + frac / 100);
+	*--e = '.';
+	p = udigits(e, us / 1000);
+	*--p = ns < 0 ? '-' : '+';
+	while (b + sizeof b - p < 11)
+		*--p = ' ';
+	ln_raw(l, p, (size_t)(b + sizeof b - p));
+	ln_raw(l, " ms", 3);
+}
+
+/* "<840 ns>", "<1.2 us>", "<12.345 ms>", "<1.500 s>" (rounded like %.1f/%.3f) */
+static void ln_dur(struct line *l, uint64_t ns)
+{
+	char b[48];
+	char *e = b + sizeof b, *p;
 
 	if (ns < 1000) {
-		n = snprintf(b, sizeof b, "<%" PRIu64 " ns>", ns);
+		e -= 4;
+		memcpy(e, " ns>", 4);
+		p = udigits(e, ns);
 	} else if (ns < 1000000) {
 		uint64_t t = (ns + 50) / 100; /* tenths of us */
-		whole = t / 10, frac = t % 10;
-		n = snprintf(b, sizeof b, "<%" PRIu64 ".%" PRIu64 " us>", whole, frac);
+		e -= 4;
+		memcpy(e, " us>", 4);
+		*--e = (char)('0' + t % 10);
+		*--e = '.';
+		p = udigits(e, t / 10);
 	} else {
 		bool sec = ns >= 1000000000;
 		uint64_t unit = sec ? 1000000000 : 1000000, t = (ns + unit / 2000) / (unit / 1000);
-		whole = t / 1000, frac = t % 1000;
-		n = snprintf(b, sizeof b, "<%" PRIu64 ".%03" PRIu64 " %s>", whole, frac, sec ? "s" : "ms");
+		if (sec) {
+			e -= 3;
+			memcpy(e, " s>", 3);
+		} else {
+			e -= 4;
+			memcpy(e, " ms>", 4);
+		}
+		*--e = (char)('0' + t % 10);
+		*--e = (char)('0' + t / 10 % 10);
+		*--e = (char)('0' + t / 100 % 10);
+		*--e = '.';
+		p = udigits(e, t / 1000);
 	}
-	if (n > 0)
-		fwrite_unlocked(b, 1, (size_t)n, f);
+	*--p = '<';
+	ln_raw(l, p, (size_t)(b + sizeof b - p));
 }
 
 static int text_event(struct ct_show_ctx *c, const struct ct_show_event *e)
@@ -294,56 +397,81 @@ static int text_event(struct ct_show_ctx *c, const struct ct_show_event *e)
 	struct text_state *s = st_of(c);
 	FILE *f = c->out;
 	uint32_t pid = ct_trace_header(c->trace)->pid;
+	struct line l;
 
+	l.f = f;
+	l.n = 0;
 	if (!c->no_time) {
-		fputs(ct_c(f, CT_C_DIM), f);
-		put_offset(f, (int64_t)(ev->t_ns - c->t0_ns));
-		fputs(ct_c(f, CT_C_RESET), f);
-		fputs("  ", f);
+		ln_str(&l, ct_c(f, CT_C_DIM));
+		ln_offset(&l, (int64_t)(ev->t_ns - c->t0_ns));
+		ln_str(&l, ct_c(f, CT_C_RESET));
+		ln_raw(&l, "  ", 2);
 	}
-	if (ev->tid != pid)
-		fprintf(f, "[%u] ", ev->tid);
+	if (ev->tid != pid) {
+		char b[24], *p = udigits(b + sizeof b - 2, ev->tid);
+		b[sizeof b - 2] = ']';
+		b[sizeof b - 1] = ' ';
+		*--p = '[';
+		ln_raw(&l, p, (size_t)(b + sizeof b - p));
+	}
 	for (unsigned i = 0; i < e->depth; i++)
-		fputs("  ", f);
+		ln_raw(&l, "  ", 2);
 	if (d->is_note) {
-		fprintf(f, "%s** note: ", ct_c(f, CT_C_CYAN));
-		put_cstr(f, d->target);
-		fputs(ct_c(f, CT_C_RESET), f);
+		ln_str(&l, ct_c(f, CT_C_CYAN));
+		ln_str(&l, "** note: ");
+		ln_cstr(&l, d->target);
+		ln_str(&l, ct_c(f, CT_C_RESET));
 		if (d->detail[0]) {
-			fputs("  ", f);
-			put_cstr(f, d->detail);
+			ln_raw(&l, "  ", 2);
+			ln_cstr(&l, d->detail);
 		}
-		fputc('\n', f);
+		ln_raw(&l, "\n", 1);
+		ln_flush(&l);
 		return ferror(f) ? -1 : 0;
 	}
-	fputs(ct_c(f, CT_C_BOLD), f);
-	fputs(d->call, f);
-	fputs(ct_c(f, CT_C_RESET), f);
-	putc_unlocked('(', f);
-	put_cstr(f, d->text_args);
-	fwrite_unlocked(") = ", 1, 4, f);
-	put_cstr(f, d->result);
+	ln_str(&l, ct_c(f, CT_C_BOLD));
+	ln_str(&l, d->call);
+	ln_str(&l, ct_c(f, CT_C_RESET));
+	ln_raw(&l, "(", 1);
+	ln_cstr(&l, d->text_args);
+	ln_raw(&l, ") = ", 4);
+	ln_cstr(&l, d->result);
 	if (d->detail[0]) {
-		fputs("  ", f);
-		put_cstr(f, d->detail);
+		ln_raw(&l, "  ", 2);
+		ln_cstr(&l, d->detail);
 	}
 	if (d->returned && !c->no_time) {
-		fputs("  ", f);
-		put_dur(f, ev->dur_ns);
+		ln_raw(&l, "  ", 2);
+		ln_dur(&l, ev->dur_ns);
 	}
 	if (!d->returned && ev->exit_unknown) {
-		fprintf(f, "  %s(exit record lost: the ring wrapped, or it came too late to pair)%s", ct_c(f, CT_C_DIM),
-			ct_c(f, CT_C_RESET));
+		ln_raw(&l, "  ", 2);
+		ln_str(&l, ct_c(f, CT_C_DIM));
+		ln_str(&l, "(exit record lost: the ring wrapped, or it came too late to pair)");
+		ln_str(&l, ct_c(f, CT_C_RESET));
 	} else if (!d->returned) {
 		s->never++;
-		fprintf(f, "  %s%sNEVER RETURNED%s", ct_c(f, CT_C_BOLD), ct_c(f, CT_C_RED), ct_c(f, CT_C_RESET));
+		ln_raw(&l, "  ", 2);
+		ln_str(&l, ct_c(f, CT_C_BOLD));
+		ln_str(&l, ct_c(f, CT_C_RED));
+		ln_str(&l, "NEVER RETURNED");
+		ln_str(&l, ct_c(f, CT_C_RESET));
 	} else if (!d->ok) {
 		s->failed++;
-		fprintf(f, "  %s%sFAILED%s", ct_c(f, CT_C_BOLD), ct_c(f, CT_C_RED), ct_c(f, CT_C_RESET));
+		ln_raw(&l, "  ", 2);
+		ln_str(&l, ct_c(f, CT_C_BOLD));
+		ln_str(&l, ct_c(f, CT_C_RED));
+		ln_str(&l, "FAILED");
+		ln_str(&l, ct_c(f, CT_C_RESET));
 	}
-	if (d->injected && !d->has_inject)
-		fprintf(f, "  %s[injected]%s", ct_c(f, CT_C_YELLOW), ct_c(f, CT_C_RESET));
-	fputc('\n', f);
+	if (d->injected && !d->has_inject) {
+		ln_raw(&l, "  ", 2);
+		ln_str(&l, ct_c(f, CT_C_YELLOW));
+		ln_str(&l, "[injected]");
+		ln_str(&l, ct_c(f, CT_C_RESET));
+	}
+	ln_raw(&l, "\n", 1);
+	ln_flush(&l);
 	return ferror(f) ? -1 : 0;
 }
 

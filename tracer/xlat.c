@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "xlat.h"
+#include "fmt.h"
 #include "cutrace_gen/xlat_data.h"
 #include "cutrace_gen/shim_tables.h"
 
@@ -282,17 +283,17 @@ const char *ct_rm_control_describe(uint32_t cmd, char *buf, unsigned len)
 	if (!buf || !len)
 		return buf;
 	if (name)
-		snprintf(buf, len, "%s", name);
+		ct_snprintf(buf, len, "%s", name);
 	else if (cls == 0x2081u)
-		snprintf(buf, len, "NV2081_BINAPI 0x%04X", (unsigned)(cmd & 0xFFFFu));
+		ct_snprintf(buf, len, "NV2081_BINAPI 0x%04X", (unsigned)(cmd & 0xFFFFu));
 	else if (catbyte & 0x80u)
-		snprintf(buf, len, "NV%04X legacy-GSS%s cat 0x%02X idx 0x%02X", (unsigned)cls,
+		ct_snprintf(buf, len, "NV%04X legacy-GSS%s cat 0x%02X idx 0x%02X", (unsigned)cls,
 			 (catbyte & 0x40u) ? "-priv" : "", (unsigned)catbyte, (unsigned)idx);
 	else if ((cat = ctrl_cat_name(cls, catbyte & 0x3Fu)))
-		snprintf(buf, len, "NV%04X cat %s(0x%02X) idx 0x%02X", (unsigned)cls, cat,
+		ct_snprintf(buf, len, "NV%04X cat %s(0x%02X) idx 0x%02X", (unsigned)cls, cat,
 			 (unsigned)catbyte, (unsigned)idx);
 	else
-		snprintf(buf, len, "NV%04X cat 0x%02X idx 0x%02X", (unsigned)cls,
+		ct_snprintf(buf, len, "NV%04X cat 0x%02X idx 0x%02X", (unsigned)cls,
 			 (unsigned)catbyte, (unsigned)idx);
 	return buf;
 }
@@ -353,10 +354,26 @@ static void sb_add(struct sbuf *b, const char *fmt, ...)
 	if (b->used)
 		b->p[b->used++] = '|';
 	va_start(ap, fmt);
-	n = vsnprintf(b->p + b->used, b->len - b->used, fmt, ap);
+	n = ct_vsnprintf(b->p + b->used, b->len - b->used, fmt, ap);
 	va_end(ap);
 	if (n > 0)
 		b->used = (b->used + (unsigned)n < b->len) ? b->used + (unsigned)n : b->len - 1;
+	b->p[b->used] = '\0';
+}
+
+/* a name: no formatting needed */
+static void sb_name(struct sbuf *b, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (b->used + 1 >= b->len)
+		return;
+	if (b->used)
+		b->p[b->used++] = '|';
+	if (n > b->len - 1 - b->used)
+		n = b->len - 1 - b->used;
+	memcpy(b->p + b->used, name, n);
+	b->used += (unsigned)n;
 	b->p[b->used] = '\0';
 }
 
@@ -377,7 +394,7 @@ static const char *flags_str(const struct ct_gen_flag *t, unsigned n, uint32_t f
 			mask |= t[i].value;
 	for (unsigned i = 0; i < n; i++) {
 		if (t[i].mode && (flags & mask) == t[i].value && (t[i].value || mask)) {
-			sb_add(&b, "%s", t[i].name);
+			sb_name(&b, t[i].name);
 			rest &= ~mask;
 			break;
 		}
@@ -385,7 +402,7 @@ static const char *flags_str(const struct ct_gen_flag *t, unsigned n, uint32_t f
 	for (unsigned i = 0; i < n; i++) {
 		if (t[i].mode || !t[i].value || (rest & t[i].value) != t[i].value)
 			continue;
-		sb_add(&b, "%s", t[i].name);
+		sb_name(&b, t[i].name);
 		rest &= ~t[i].value;
 	}
 	if (rest || !b.used)
