@@ -334,6 +334,14 @@ static int open_slow(unsigned call, int dirfd, const char *path, int flags, mode
 		errno = err;
 		fd = call_real_open(call, dirfd, path, flags, mode);
 		err = errno;
+		if (fd >= 0 && node == NODE(CT_NODE_OTHER, 0)) {
+			/* a /dev/nvidia* name we do not know (a renamed node): its
+			 * device number says what it is; the exit record carries that */
+			struct stat st;
+			uint32_t by_rdev = real_fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) ? classify_rdev(st.st_rdev) : 0;
+			if (by_rdev)
+				node = by_rdev;
+		}
 		note_fd(fd, node);
 	}
 	if (rec)

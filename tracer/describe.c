@@ -13,6 +13,7 @@
  */
 #include "describe.h"
 #include "json.h"
+#include "nvdecode.h"
 #include "xlat.h"
 
 #include <inttypes.h>
@@ -417,7 +418,7 @@ static void errno_result(struct ct_desc *d)
 		snprintf(d->result, sizeof d->result, "%" PRId64, d->ret);
 }
 
-static void describe_open(const struct ct_event *ev, struct ct_desc *d)
+static void describe_open(const struct ct_trace *t, const struct ct_event *ev, struct ct_desc *d)
 {
 	const unsigned char *p;
 	uint16_t len;
@@ -438,8 +439,13 @@ static void describe_open(const struct ct_event *ev, struct ct_desc *d)
 	if (d->has_result)
 		errno_result(d);
 	if (d->has_result && d->ret >= 0 && ev->has_exit && ct_rec_u64(&ev->exit, CT_FLD_RDEV, &rdev)) {
-		uint32_t node = 0;
+		uint32_t node = 0, by_rdev;
 		ct_rec_u32(&ev->exit, CT_FLD_NODE, &node);
+		/* a node the shim could not name (renamed, or a major it did not
+		 * know): the trace's /proc/devices lines may */
+		if ((!node || node >> 16 == CT_NODE_OTHER) && t &&
+		    ct_nv_classify_rdev(ct_trace_devmap(t), rdev, &by_rdev) != CT_NODE_NONE)
+			node = by_rdev;
 		appendf(d->detail, sizeof d->detail, "(%s %u:%u)",
 			node ? ct_node_name(node, buf, sizeof buf) : "char device",
 			(unsigned)(rdev >> 32), (unsigned)rdev);
@@ -479,7 +485,7 @@ static void describe_io(const struct ct_trace *t, const struct ct_event *ev, str
 			errno_result(d);
 		return;
 	}
-	describe_open(ev, d);
+	describe_open(t, ev, d);
 }
 
 /* RTLD_DEFAULT / RTLD_NEXT are 0 and -1 on glibc */

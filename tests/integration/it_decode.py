@@ -246,6 +246,8 @@ def t_decode_renamed_uvm_node():
         need(pg["node"] == "nvidia-uvm", "UVM_PAGEABLE_MEM_ACCESS named", pg)
     txt = subprocess.run([CUTRACE, "show", path], capture_output=True, text=True).stdout
     need("(nvidia-uvm), UVM_INITIALIZE" in txt, "the text timeline names it too", txt[-3000:])
+    need('open("/dev/nvidia-foo", O_RDWR' in txt and "(nvidia-uvm 238:0)" in txt,
+         "the open of the renamed node is named by its device number", txt[-3000:])
     cleanup(r)
 
 
