@@ -365,8 +365,10 @@ static int ioctl_fast(int fd, uint32_t node, unsigned long req, void *arg, uint3
 	     (pay ? ct_fsz(4) + ct_fsz(pay_len) : 0);
 	n1 = (se + CUTRACE_SLOT_SIZE - 1) / CUTRACE_SLOT_SIZE;
 	n2 = (sx + CUTRACE_SLOT_SIZE - 1) / CUTRACE_SLOT_SIZE;
-	if (ct_ring_pair_fast(r, &ct_tls_run, n1, n2, &s, &p) < 0)
-		return ct_real_ioctl(fd, req, arg); /* counted as lost */
+	if (ct_ring_pair_fast(r, &ct_tls_run, n1, n2, &s, &p) < 0) {
+		ct_mark_degraded(ct_why_lost); /* counted as lost */
+		return ct_real_ioctl(fd, req, arg);
+	}
 
 	struct cutrace_record *e = ct_ring_rec(r, p), *x = ct_ring_rec(r, p + n1);
 	uint32_t tid = (uint32_t)(likely(ct_tls_tid) ? ct_tls_tid : ct_tid());

@@ -717,8 +717,10 @@ static bool gpa_substitute(const char *sym, void **pfn, int ver)
 	if (!h)
 		return false;
 	w = bind_real(h, *pfn);
-	if (w == *pfn)
-		return false; /* every wrapper of this name is taken */
+	if (w == *pfn) {
+		ct_mark_degraded(ct_why_unwrapped); /* every wrapper of this name is taken */
+		return false;
+	}
 	*pfn = w;
 	return true;
 }

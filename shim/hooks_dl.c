@@ -40,8 +40,9 @@
 
 void *ct_cuda_wrap(const char *name, void *real) CT_HIDDEN;
 bool ct_cuda_is_hooked(const char *name) CT_HIDDEN;
-int ct_inject_dlopen(const char *file, char *msg, size_t msglen, uint32_t *rule) CT_HIDDEN;
-int ct_inject_dlsym(const char *name, uint32_t *rule) CT_HIDDEN;
+int ct_inject_dlopen(const char *file, char *msg, size_t msglen, uint32_t *rule, uint64_t *delay_ns) CT_HIDDEN;
+int ct_inject_dlsym(const char *name, uint32_t *rule, uint64_t *delay_ns) CT_HIDDEN;
+void ct_sleep_ns(uint64_t ns) CT_HIDDEN;
 
 /* ---- library classification --------------------------------------------------- */
 unsigned ct_lib_kind(const char *file)
@@ -403,21 +404,32 @@ static void *dlopen_recorded(unsigned call, struct dlplan *pl, const char *file,
 	bool rec;
 	char injmsg[512];
 	uint32_t rule = 0;
+	uint64_t delay_ns = 0;
 	int injected = 0;
 	const char *errtext = NULL;
 
+	/* the injection is decided first: the enter record says it (a held
+	 * dlopen then reads as an injected call that never returned) */
+	if (unlikely(ct_inj_active))
+		injected = ct_inject_dlopen(file, injmsg, sizeof injmsg, &rule, &delay_ns);
 	rec = ct_w_begin(&w, CT_REC_ENTER, call,
-			 ct_strsz(file, 1024) + ct_fsz(4) + (call == CT_CALL_dlmopen ? ct_fsz(8) : 0), 0);
+			 ct_strsz(file, 1024) + ct_fsz(4) + (call == CT_CALL_dlmopen ? ct_fsz(8) : 0) +
+				 (injected ? ct_fsz(8) : 0),
+			 injected ? CT_RF_INJECTED : 0);
 	if (rec) {
 		seq = w.s.seq;
 		ct_w_str(&w, CT_FLD_LIBNAME, file, 1024);
 		ct_w_u32(&w, CT_FLD_DLFLAGS, (uint32_t)flags);
 		if (call == CT_CALL_dlmopen)
 			ct_w_i64(&w, CT_FLD_LMID, pl->lmid);
+		if (injected) {
+			uint32_t inj[2] = { rule, injected == 2 ? CT_INJ_ERROR : CT_INJ_DELAY };
+			ct_w_field(&w, CT_FLD_INJECT, inj, sizeof inj);
+		}
 		ct_w_commit(&w);
 	}
-	if (unlikely(ct_inj_active))
-		injected = ct_inject_dlopen(file, injmsg, sizeof injmsg, &rule);
+	if (delay_ns)
+		ct_sleep_ns(delay_ns);
 	if (injected == 2) {
 		h = NULL;
 		keep_error(injmsg);
@@ -671,20 +683,29 @@ static __attribute__((noinline)) void *dlsym_slow(void *h, const char *name, con
 	unsigned call = ver ? CT_CALL_dlvsym : CT_CALL_dlsym;
 	int injected = 0;
 	uint32_t rule = 0;
+	uint64_t delay_ns = 0;
 	bool unwrapped = false;
 
+	if (unlikely(ct_inj_active))
+		injected = ct_inject_dlsym(name, &rule, &delay_ns);
 	rec = ct_w_begin(&w, CT_REC_ENTER, call,
-			 ct_fsz(8) + ct_strsz(name, 256) + (ver ? ct_strsz(ver, 64) : 0), 0);
+			 ct_fsz(8) + ct_strsz(name, 256) + (ver ? ct_strsz(ver, 64) : 0) +
+				 (injected ? ct_fsz(8) : 0),
+			 injected ? CT_RF_INJECTED : 0);
 	if (rec) {
 		seq = w.s.seq;
 		ct_w_u64(&w, CT_FLD_HANDLE, (uint64_t)(uintptr_t)h);
 		ct_w_str(&w, CT_FLD_SYMBOL, name, 256);
 		if (ver)
 			ct_w_str(&w, CT_FLD_SYMVER, ver, 64);
+		if (injected) {
+			uint32_t inj[2] = { rule, injected == 2 ? CT_INJ_ERROR : CT_INJ_DELAY };
+			ct_w_field(&w, CT_FLD_INJECT, inj, sizeof inj);
+		}
 		ct_w_commit(&w);
 	}
-	if (unlikely(ct_inj_active))
-		injected = ct_inject_dlsym(name, &rule);
+	if (delay_ns)
+		ct_sleep_ns(delay_ns);
 	if (injected == 2) {
 		/* as if the symbol were not there; the program's older error is gone */
 		internal_end();
@@ -715,8 +736,7 @@ static __attribute__((noinline)) void *dlsym_slow(void *h, const char *name, con
 		ct_w_commit(&w);
 	}
 	if (unlikely(unwrapped))
-		ct_mark_degraded("a CUDA function was handed out unwrapped (all its wrappers taken): "
-				 "calls through it are not recorded");
+		ct_mark_degraded(ct_why_unwrapped);
 	errno = saved;
 	return out;
 }

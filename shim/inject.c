@@ -364,8 +364,10 @@ static const char *errtext(int e)
 	return "error";
 }
 
-int ct_inject_dlopen(const char *file, char *msg, size_t msglen, uint32_t *rule) CT_HIDDEN;
-int ct_inject_dlopen(const char *file, char *msg, size_t msglen, uint32_t *rule)
+/* dlopen/dlsym: the delay is handed back (*delay_ns), the caller sleeps after
+ * writing the call's enter record, so a held call reads as one */
+int ct_inject_dlopen(const char *file, char *msg, size_t msglen, uint32_t *rule, uint64_t *delay_ns) CT_HIDDEN;
+int ct_inject_dlopen(const char *file, char *msg, size_t msglen, uint32_t *rule, uint64_t *delay_ns)
 {
 	for (int i = 0; i < nrules; i++) {
 		struct ct_rule *r = &rules[i];
@@ -376,8 +378,7 @@ int ct_inject_dlopen(const char *file, char *msg, size_t msglen, uint32_t *rule)
 		if (!when_hits(r))
 			continue;
 		*rule = (uint32_t)i;
-		if (r->delay_ns)
-			ct_sleep_ns(r->delay_ns);
+		*delay_ns = r->delay_ns;
 		if (r->action != CT_INJ_ERROR)
 			return 1;
 		/* the loader's own wording (elf/dl-load.c) */
@@ -391,8 +392,8 @@ int ct_inject_dlopen(const char *file, char *msg, size_t msglen, uint32_t *rule)
 	return 0;
 }
 
-int ct_inject_dlsym(const char *name, uint32_t *rule) CT_HIDDEN;
-int ct_inject_dlsym(const char *name, uint32_t *rule)
+int ct_inject_dlsym(const char *name, uint32_t *rule, uint64_t *delay_ns) CT_HIDDEN;
+int ct_inject_dlsym(const char *name, uint32_t *rule, uint64_t *delay_ns)
 {
 	for (int i = 0; i < nrules; i++) {
 		struct ct_rule *r = &rules[i];
@@ -403,8 +404,7 @@ int ct_inject_dlsym(const char *name, uint32_t *rule)
 		if (!when_hits(r))
 			continue;
 		*rule = (uint32_t)i;
-		if (r->delay_ns)
-			ct_sleep_ns(r->delay_ns);
+		*delay_ns = r->delay_ns;
 		return r->action == CT_INJ_ERROR ? 2 : 1;
 	}
 	return 0;

@@ -111,9 +111,13 @@ void ct_warn_once(const char *fmt, ...) CT_HIDDEN __attribute__((format(printf, 
 /* An internal failure lost events or sight of a call: sets CT_HF_DEGRADED
  * and notes `why` once (CT_CTX_NOTE in the context, a note event in the
  * timeline); kept until the file exists when there is none yet.  `why` must
- * be a string literal: reasons are told apart by address.  Lock-free, no
+ * be a string with static storage (a literal, or one of the ct_why_* below):
+ * reasons are told apart by address.  Lock-free, no
  * allocation; never creates the trace file itself. */
 void ct_mark_degraded(const char *why) CT_HIDDEN;
+/* reasons given from more than one file (one address each, so one note each) */
+extern const char ct_why_lost[] CT_HIDDEN;
+extern const char ct_why_unwrapped[] CT_HIDDEN;
 
 /*
  * Record writer.  ct_w_begin reserves a record of the given payload size

@@ -369,6 +369,10 @@ static void mark_degraded(const char *why, bool rec)
 	}
 }
 
+const char ct_why_lost[] = "a record could not be reserved in the ring (counted as lost): events are missing";
+const char ct_why_unwrapped[] = "a CUDA function was handed out unwrapped (all its wrappers taken): "
+				"calls through it are not recorded";
+
 void ct_mark_degraded(const char *why)
 {
 	mark_degraded(why, true);
@@ -753,8 +757,7 @@ bool ct_w_begin(struct ct_w *w, unsigned type, unsigned call, uint32_t payload, 
 	if (!trace_get())
 		return false;
 	if (unlikely(ct_ring_reserve_local(&ct_ring_main, &ct_tls_run, size, &w->s) < 0)) {
-		mark_degraded("a record could not be reserved in the ring (counted as lost): events are missing",
-			      false);
+		mark_degraded(ct_why_lost, false);
 		return false;
 	}
 	struct cutrace_record *r = w->s.rec;

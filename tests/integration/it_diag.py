@@ -175,6 +175,8 @@ def t_hang_in_loader():
         p = r.proc("cutrace-probe")
         held = [e for e in events(p, call) if not e["returned"]]
         need(len(held) == 1, "%s: one %s never returned" % (rule, call), [e["target"] for e in events(p, call)])
+        need(held[0]["injected"] and held[0].get("inject", {}).get("action") == "delay",
+             "%s: the held call is marked injected on its enter record" % rule, held[0])
         v = expect_verdict(p, "loader", call, summary_has=name, injected=True)
         need(v["hung"] and not v["ok"] and "never returned" in v["summary"], "%s: a hang verdict" % rule, v)
         need("killed or crashed" in v["summary"], "the process died in it", v)

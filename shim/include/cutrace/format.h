@@ -200,7 +200,10 @@ enum {
 	CT_FLD_PAYLOAD_SIZE, /* u32: size of the data behind the block's pointer */
 	CT_FLD_PAYLOAD,      /* bytes: RM_CONTROL/RM_ALLOC params behind the pointer */
 	CT_FLD_STRING,       /* u8 index, then str: strings behind user pointers */
-	CT_FLD_XFER,         /* u32 inner nr, u32 inner size, u64 inner ptr */
+	CT_FLD_XFER,         /* u32 inner nr, u32 inner size, u64 inner ptr.  The exit
+			      * record of an XFER-wrapped call carries two PAYLOAD_SIZE +
+			      * PAYLOAD pairs: the inner block, then (RM_CONTROL / RM_ALLOC)
+			      * the params behind the inner block's pointer */
 	CT_FLD_LIBNAME,      /* str: dlopen file argument */
 	CT_FLD_DLFLAGS,      /* i32: dlopen flags */
 	CT_FLD_LMID,         /* i64: dlmopen namespace */
