@@ -1246,6 +1246,11 @@ void ct_diag_end(struct ct_diag *d, const struct ct_trace_stats *st, struct ct_v
 done:
 	v->injected = v->injected || v->step.injected || (root && root->s.injected) ||
 		      (v->final.set && v->final.injected && !root);
+	/* a named scenario may work by changing the environment (the stub
+	 * library, no visible device), not by a rule: its failure is still
+	 * one cutrace made */
+	if (ct_trace_env(d->t, "CUTRACE_SCENARIO", v->scenario, sizeof v->scenario) && v->scenario[0] && !v->ok)
+		v->injected = true;
 	/* an injected value upstream (a count, a version) explains a later
 	 * failure that is itself real: still an injected failure */
 	if (!v->ok && !v->injected && d->first_injected.s.set && v->final.set &&
@@ -1299,6 +1304,7 @@ void ct_verdict_json(struct ct_json *j, const struct ct_verdict *v)
 	ct_json_kstr(j, "hint", v->hint[0] ? v->hint : NULL);
 	ct_json_kstr(j, "notes", v->notes[0] ? v->notes : NULL);
 	ct_json_kbool(j, "injected", v->injected);
+	ct_json_kstr(j, "scenario", v->scenario[0] ? v->scenario : NULL);
 	ct_json_kbool(j, "hung", v->hung);
 	ct_json_key(j, "final");
 	if (v->final.set) {
@@ -1350,8 +1356,14 @@ void ct_verdict_text(FILE *f, const struct ct_verdict *v)
 	} else {
 		fprintf(f, "%sFAILED%s  layer %s%s%s\n", ct_c(f, CT_C_RED), ct_c(f, CT_C_RESET), ct_c(f, CT_C_BOLD),
 			ct_layer_name(v->layer), ct_c(f, CT_C_RESET));
-		if (v->injected)
-			fprintf(f, "           %sthe failure was injected by cutrace%s\n", ct_c(f, CT_C_YELLOW), ct_c(f, CT_C_RESET));
+		if (v->injected) {
+			if (v->scenario[0])
+				fprintf(f, "           %sthe failure was injected by cutrace (scenario %s)%s\n",
+					ct_c(f, CT_C_YELLOW), v->scenario, ct_c(f, CT_C_RESET));
+			else
+				fprintf(f, "           %sthe failure was injected by cutrace%s\n", ct_c(f, CT_C_YELLOW),
+					ct_c(f, CT_C_RESET));
+		}
 		fprintf(f, "  why      %s\n", v->summary);
 		if (v->step.set)
 			fprintf(f, "  step     +%.3f ms  %s\n", (double)v->step.t_ns / 1e6, v->step.text);

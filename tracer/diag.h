@@ -51,6 +51,7 @@ struct ct_verdict {
 	bool ok;
 	enum ct_layer layer;
 	bool injected;           /* the root failure was produced by a cutrace rule */
+	char scenario[48];       /* the `cutrace run --scenario` the process ran under ("" none) */
 	bool hung;               /* a call entered and never returned */
 	struct ct_diag_step step;     /* the root cause */
 	struct ct_diag_step final;    /* the error the program saw */

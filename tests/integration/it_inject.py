@@ -469,7 +469,22 @@ def t_scenario_name_in_trace():
         cleanup(r)
     r = cutrace_run([PROBE], rig_env())
     need("CUTRACE_SCENARIO" not in r.proc()["env"], "no scenario, no name")
+    need(r.proc()["verdict"]["scenario"] is None, "no scenario in the verdict")
     cleanup(r)
+
+
+@test
+def t_scenario_without_rule_says_injected():
+    # these two change the environment (no rule fires): the verdict still
+    # says the failure was made by cutrace, and by which scenario
+    for name, env, layer in (("no-visible-device", rig_env(), "driver-api"),
+                             ("stub-library", rig_env(), "loader")):
+        r = cutrace_run([PROBE], env, scenario=name)
+        v = expect_verdict(r.proc("cutrace-probe"), layer, injected=True)
+        need(v["scenario"] == name, "verdict names the scenario", v)
+        txt = subprocess.run([CUTRACE, "show", r.dir], capture_output=True, text=True).stdout
+        need("the failure was injected by cutrace (scenario %s)" % name in txt, "text says so", txt[-2000:])
+        cleanup(r)
 
 
 @test
