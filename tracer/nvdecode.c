@@ -378,8 +378,17 @@ int ct_nv_classify_rdev(const struct ct_nv_devmap *m, uint64_t rdev, uint32_t *n
 	return (int)kind;
 }
 
+/* an fd lives in slot fd % CT_NV_DEVMAP_FDS when that is free (fds are
+ * small numbers: almost always), else anywhere: look there first */
+static inline int home_slot(int32_t fd)
+{
+	return (int)((uint32_t)fd % CT_NV_DEVMAP_FDS);
+}
+
 static int devmap_slot(const struct ct_nv_devmap *m, int32_t fd)
 {
+	if (fd >= 0 && m->fds[home_slot(fd)].fd == fd)
+		return home_slot(fd);
 	for (int i = 0; i < CT_NV_DEVMAP_FDS; i++)
 		if (m->fds[i].fd == fd)
 			return i;
@@ -414,10 +423,12 @@ void ct_nv_devmap_track(struct ct_nv_devmap *m, const struct ct_event *ev)
 			m->fds[slot].fd = -1;
 		return;
 	}
+	if (slot < 0 && m->fds[home_slot(fd)].fd < 0)
+		slot = home_slot(fd);
 	if (slot < 0)
 		slot = devmap_slot(m, -1);
 	if (slot < 0)
-		slot = (int)(fd % CT_NV_DEVMAP_FDS); /* full: evict someone */
+		slot = home_slot(fd); /* full: evict someone */
 	m->fds[slot].fd = fd;
 	m->fds[slot].rdev = rdev;
 	ct_nv_classify_rdev(m, rdev, &m->fds[slot].node);
@@ -573,6 +584,7 @@ static void dec_card_info(struct dctx *c)
 		struct ct_nv_card *k = &o->cards[o->ncards];
 		if (!e[0])
 			continue;
+		memset(k, 0, sizeof *k);
 		memcpy(&k->domain, e + 4, 4);
 		k->bus = e[8];
 		k->slot = e[9];
@@ -1636,7 +1648,10 @@ int ct_nv_decode(const struct ct_event *ev, uint32_t drv, const struct ct_nv_dev
 
 	if (!out)
 		return -1;
-	memset(out, 0, sizeof *out);
+	/* everything but the card entries (4.5 KB, read only below ncards,
+	 * each cleared when it is filled): this runs for every ioctl */
+	memset(out, 0, offsetof(struct ct_nv_ioctl, cards));
+	memset(&out->handshake, 0, sizeof out->handshake);
 	out->fd = -1;
 	out->status_off = -1;
 	if (!ev || ev->call != CT_CALL_ioctl) {
@@ -1710,8 +1725,18 @@ enum ct_nv_hs_result ct_nv_handshake_compare(struct ct_nv_handshake *h, const ch
 		return h->result;
 	if (!h->kernel[0] || !client[0])
 		return h->result;
-	/* compare the versions, not the text around them */
-	if (h->client_drv && h->kernel_drv)
+	/* compare the versions, not the text around them.  libcuda's own
+	 * check (GET_BUILD_VERSION) is not equality: libcuda 580.159.04 on the
+	 * H200 accepted a module reporting 580.95.05 or 580.159.05 and refused
+	 * 580.173.02 and 590.48.01 (803) and 575.51.02 (101)
+	 * (tests/fixtures/h200-580/README.md): its own branch with the same or
+	 * an older minor passes, whatever the patch level */
+	if (h->client_drv && h->kernel_drv && h->source != CT_NV_HS_CHECK_VERSION_STR)
+		h->result = h->kernel_drv / 1000000 == h->client_drv / 1000000 &&
+				    h->kernel_drv / 1000 % 1000 <= h->client_drv / 1000 % 1000
+			    ? CT_NV_HS_MATCH
+			    : CT_NV_HS_MISMATCH;
+	else if (h->client_drv && h->kernel_drv)
 		h->result = h->client_drv == h->kernel_drv ? CT_NV_HS_MATCH : CT_NV_HS_MISMATCH;
 	else
 		h->result = strcmp(h->kernel, client) ? CT_NV_HS_MISMATCH : CT_NV_HS_MATCH;

@@ -276,7 +276,8 @@ struct ct_nv_ioctl {
 		} uvm;
 	} u;
 
-	/* CARD_INFO: the valid entries */
+	/* CARD_INFO: the valid entries (ct_nv_decode clears everything before
+	 * cards[] and the handshake; entries are valid below ncards only) */
 	unsigned ncards;         /* valid entries */
 	unsigned card_slots;     /* entries the caller offered (size / 72) */
 	struct ct_nv_card cards[CT_NV_MAX_CARDS];
@@ -298,9 +299,11 @@ int ct_nv_decode(const struct ct_event *ev, uint32_t drv, const struct ct_nv_dev
 /*
  * Compare a GET_BUILD_VERSION handshake with the client's version (e.g.
  * "580.95.05" from libcuda.so.580.95.05).  Sets client/client_drv and turns
- * REPORTED into MATCH or MISMATCH (exact version string equality, which is
- * what libcuda 580 needs: a compat libcuda 580.95.05 on a 580.159.04 kernel
- * module fails cuInit with 803).  Returns the result.
+ * REPORTED into MATCH or MISMATCH by the rule libcuda 580.159.04 applied on
+ * the H200: a module of its own branch with the same or an older minor is
+ * accepted (any patch); a newer minor or another branch is not (a compat
+ * libcuda 580.95.05 on a 580.159.04 module fails cuInit with 803).  Returns
+ * the result.
  */
 enum ct_nv_hs_result ct_nv_handshake_compare(struct ct_nv_handshake *h, const char *client);
 

@@ -145,7 +145,8 @@ struct chrome_state {
 	size_t nthr, capthr, last;
 	uint32_t drv;
 	struct ct_nv_devmap devmap;
-	struct ct_nv_ioctl nv;
+	struct ct_nv_ioctl nv;           /* scratch when describe did not decode */
+	const struct ct_nv_ioctl *nvp;   /* the current ioctl, decoded */
 };
 
 static struct chrome_state *cs(struct ct_show_ctx *c)
@@ -486,7 +487,7 @@ static void close_ended(struct chrome_state *s, struct thr *th, uint64_t t)
 static void slice_name(struct chrome_state *s, const struct ct_show_event *e, char *buf, size_t len)
 {
 	const struct ct_desc *d = e->d;
-	const struct ct_nv_ioctl *nv = &s->nv;
+	const struct ct_nv_ioctl *nv = s->nvp;
 	char base[200];
 	int n;
 
@@ -608,7 +609,7 @@ static void call_args(struct chrome_state *s, const struct ct_show_event *e)
 	if (!ev->has_enter)
 		ct_json_kbool(j, "enter_lost", true);
 	if (d->is_ioctl)
-		ioctl_args(j, d, &s->nv);
+		ioctl_args(j, d, s->nvp);
 	ct_json_kuint(j, "seq", ev->seq);
 	ct_json_kuint(j, "depth", e->depth);
 	ct_json_kuint(j, "real_pid", s->pid);
@@ -659,8 +660,16 @@ static int chrome_event(struct ct_show_ctx *c, const struct ct_show_event *e)
 		write_note(s, e, th);
 		return ferror(c->out) ? -1 : 0;
 	}
-	if (d->is_ioctl)
-		ct_nv_decode(ev, s->drv, &s->devmap, &s->nv);
+	/* describe decoded the ioctl already, with the same device map (the
+	 * reader's, fed the same opens); decoding again is only a fallback */
+	if (d->is_ioctl) {
+		if (d->nv) {
+			s->nvp = d->nv;
+		} else {
+			ct_nv_decode(ev, s->drv, &s->devmap, &s->nv);
+			s->nvp = &s->nv;
+		}
+	}
 	slice_name(s, e, name, sizeof name);
 	/* an orphan exit (enter lost) is a point at its exit time */
 	b = ev->has_enter && !ev->has_exit;

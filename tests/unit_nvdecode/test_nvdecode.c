@@ -832,6 +832,22 @@ START_TEST(build_version_handshake)
 	ck_assert_uint_eq(h.client_drv, CT_DRV(580, 95, 5));
 	h = D.handshake;
 	ck_assert_int_eq(ct_nv_handshake_compare(&h, "580.159.04"), CT_NV_HS_MATCH);
+	/* libcuda 580.159.04 and the module versions measured on the H200 */
+	static const struct { const char *kernel; int want; } seen[] = {
+		{ "580.95.05", CT_NV_HS_MATCH },     /* cuInit 0 */
+		{ "580.159.05", CT_NV_HS_MATCH },    /* 0 */
+		{ "580.159.03", CT_NV_HS_MATCH },    /* (not measured: an older patch) */
+		{ "580.173.02", CT_NV_HS_MISMATCH }, /* 803 */
+		{ "590.48.01", CT_NV_HS_MISMATCH },  /* 803 */
+		{ "575.51.02", CT_NV_HS_MISMATCH },  /* 101 */
+	};
+	for (unsigned i = 0; i < sizeof seen / sizeof seen[0]; i++) {
+		h = D.handshake;
+		snprintf(h.kernel, sizeof h.kernel, "%s", seen[i].kernel);
+		h.kernel_drv = ct_drv_version_parse(seen[i].kernel);
+		ck_assert_msg(ct_nv_handshake_compare(&h, "580.159.04") == (enum ct_nv_hs_result)seen[i].want,
+			      "module %s", seen[i].kernel);
+	}
 
 	/* a failed query (fixture i08: status 0x1b) has no strings: UNKNOWN */
 	build_version_event("", 0x1b);
