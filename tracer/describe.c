@@ -748,6 +748,11 @@ bool ct_desc_json_raw;
 
 void ct_desc_args_json(struct ct_json *j, const struct ct_desc *d)
 {
+	ct_desc_args_json_ex(j, d, ct_desc_json_raw);
+}
+
+void ct_desc_args_json_ex(struct ct_json *j, const struct ct_desc *d, bool raw)
+{
 	char key[64];
 
 	/* every key is a literal of this file or "field_N": nothing to escape */
@@ -755,7 +760,7 @@ void ct_desc_args_json(struct ct_json *j, const struct ct_desc *d)
 	for (unsigned i = 0; i < d->nargs; i++) {
 		const struct ct_desc_arg *a = &d->args[i];
 		size_t kn = strlen(a->key);
-		if (a->kind == CT_ARG_BYTES && !ct_desc_json_raw) {
+		if (a->kind == CT_ARG_BYTES && !raw) {
 			/* raw memory only with --raw: it is most of the output's size */
 			if (kn > sizeof key - 7)
 				kn = sizeof key - 7;

@@ -119,6 +119,8 @@ void ct_describe_ex(const struct ct_trace *t, const struct ct_event *ev, struct 
  * when ct_desc_json_raw is set (show --raw); otherwise as KEY_bytes: length. */
 void ct_desc_args_json(struct ct_json *j, const struct ct_desc *d);
 extern bool ct_desc_json_raw;
+/* the same with raw memory chosen by the caller (the Chrome export never has it) */
+void ct_desc_args_json_ex(struct ct_json *j, const struct ct_desc *d, bool raw);
 
 /* "io", "loader", "driver", "runtime", "nvml", "shim"; "unknown" otherwise */
 const char *ct_family_name(int fam);

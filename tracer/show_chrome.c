@@ -512,38 +512,6 @@ static void slice_name(struct chrome_state *s, const struct ct_show_event *e, ch
 		buf[len - 1] = 0;
 }
 
-/* the recorded arguments, raw memory left out (its size is kept) */
-static void call_fields(struct ct_json *j, const struct ct_desc *d)
-{
-	char key[64];
-
-	/* the keys are describe.c's literals (or "field_N"): nothing to escape */
-	ct_json_obj_begin(j);
-	for (unsigned i = 0; i < d->nargs; i++) {
-		const struct ct_desc_arg *a = &d->args[i];
-		size_t kn = strlen(a->key);
-		if (a->kind == CT_ARG_BYTES) {
-			if (kn > sizeof key - 7)
-				kn = sizeof key - 7;
-			memcpy(key, a->key, kn);
-			memcpy(key + kn, "_bytes", 6);
-			ct_json_key_plain(j, key, kn + 6);
-			ct_json_uint(j, a->len);
-			continue;
-		}
-		ct_json_key_plain(j, a->key, kn);
-		switch (a->kind) {
-		case CT_ARG_STR: ct_json_str(j, a->s); break;
-		case CT_ARG_INT: ct_json_int(j, a->i); break;
-		case CT_ARG_UINT: ct_json_uint(j, a->u); break;
-		case CT_ARG_HEX: ct_json_hexnum(j, a->u); break;
-		case CT_ARG_BOOL: ct_json_bool(j, a->b); break;
-		case CT_ARG_BYTES: break;
-		}
-	}
-	ct_json_obj_end(j);
-}
-
 static void ioctl_args(struct ct_json *j, const struct ct_desc *d, const struct ct_nv_ioctl *nv)
 {
 	ct_json_kstr(j, "ioctl", nv->name[0] ? nv->name : d->ioctl.name);
@@ -615,7 +583,7 @@ static void call_args(struct chrome_state *s, const struct ct_show_event *e)
 	ct_json_kuint(j, "real_pid", s->pid);
 	ct_json_kuint(j, "real_tid", ev->tid);
 	ct_json_key(j, "fields");
-	call_fields(j, d);
+	ct_desc_args_json_ex(j, d, false); /* raw memory left out: its size is kept */
 	ct_json_obj_end(j);
 }
 
