@@ -34,7 +34,6 @@ struct find {
 	const struct ct_trace *t;
 	uint64_t seq;
 	uint32_t drv;
-	struct ct_nv_devmap devmap;
 	struct ct_nv_ioctl nv;
 	bool found;
 	unsigned call;
@@ -61,8 +60,9 @@ static int find_cb(const struct ct_event *ev, void *user)
 {
 	struct find *f = user;
 
-	ct_nv_devmap_track(&f->devmap, ev);
-	if (ev->call == CT_CALL_ioctl && ev->has_enter && ct_nv_decode(ev, f->drv, &f->devmap, &f->nv) == 0) {
+	/* the reader keeps the trace's device map up to date for each event */
+	if (ev->call == CT_CALL_ioctl && ev->has_enter &&
+	    ct_nv_decode(ev, f->drv, ct_trace_devmap(f->t), &f->nv) == 0) {
 		uint32_t cmd = f->nv.args == CT_NV_A_RM_CONTROL ? f->nv.u.control.cmd : 0;
 		uint32_t cls = f->nv.args == CT_NV_A_RM_ALLOC ? f->nv.u.alloc.hClass_in : 0;
 		if (ev->seq == f->seq) {
@@ -161,7 +161,6 @@ int ct_replay_rules(const char *path, const struct ct_verdict *v, char *rules, s
 	f->t = t;
 	f->seq = v->step.seq;
 	f->drv = ct_trace_driver_version(t);
-	ct_nv_devmap_init(&f->devmap, t);
 	ct_trace_events(t, find_cb, f);
 	ct_trace_close(t);
 	if (!f->found) {

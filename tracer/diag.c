@@ -44,8 +44,7 @@ struct ct_diag {
 	uint32_t drv;
 	uint64_t t0;
 	bool have_t0;
-	struct ct_nv_devmap devmap;
-	struct ct_nv_ioctl nv;
+	struct ct_nv_ioctl nv;   /* scratch: an ioctl describe did not decode */
 
 	/* loader */
 	bool cuda_loaded;
@@ -125,7 +124,6 @@ void ct_diag_begin(struct ct_diag *d, struct ct_trace *t)
 	d->drv = ct_trace_driver_version(t);
 	d->cards = -1;
 	d->dev_count = -1;
-	ct_nv_devmap_init(&d->devmap, t);
 }
 
 /* ---- helpers ---------------------------------------------------------------------- */
@@ -340,10 +338,10 @@ static void on_ioctl(struct ct_diag *d, const struct ct_event *ev, const struct 
 	const struct ct_nv_ioctl *nv = desc->nv;
 	char text[360];
 
-	/* describe decoded it already, from the shim's view of the fd; decode
-	 * again with the device map only when that view did not know the node */
-	if (!nv || nv->node_kind == CT_NODE_NONE || nv->node_kind == CT_NODE_OTHER) {
-		if (ct_nv_decode(ev, d->drv, &d->devmap, &d->nv) < 0)
+	/* describe decoded it already, with the device map the reader keeps
+	 * for the trace (ct_trace_devmap); a description without it decodes here */
+	if (!nv) {
+		if (ct_nv_decode(ev, d->drv, ct_trace_devmap(d->t), &d->nv) < 0)
 			return;
 		nv = &d->nv;
 	}
@@ -471,7 +469,6 @@ void ct_diag_event(struct ct_diag *d, const struct ct_event *ev, const struct ct
 	}
 	d->events++;
 	d->last_t = ev->t_ns + ev->dur_ns;
-	ct_nv_devmap_track(&d->devmap, ev);
 	if (desc->injected && !d->first_injected.s.set)
 		set_fact(d, &d->first_injected, ev, desc, 0, NULL, NULL);
 	if (d->unfinished.s.set || d->unfinished_io.s.set || d->unfinished_ld.s.set)
@@ -1425,9 +1422,6 @@ int ct_diagnose_file(const char *path, struct ct_verdict *v, char *err, size_t e
 struct ctx_run {
 	const struct ct_trace *t;
 	struct ct_desc desc;
-	struct ct_nv_ioctl nv;
-	struct ct_nv_devmap devmap;
-	uint32_t drv;
 	uint64_t t0;
 	bool have_t0;
 	uint64_t target;
@@ -1444,10 +1438,12 @@ static void fmt_line(struct ctx_run *r, const struct ct_event *ev, char *out, si
 	double ms = ((double)ev->t_ns - (double)r->t0) / 1e6;
 	const char *mark = !d->returned ? "  NEVER RETURNED" : !d->ok ? "  FAILED" : "";
 
-	if (d->is_ioctl && ct_nv_decode(ev, r->drv, &r->devmap, &r->nv) == 0 &&
-	    r->nv.family != CT_NV_FAM_NOT_NVIDIA)
-		snprintf(out, len, "%+11.3f ms  ioctl(%d (%s), %s)%s%s%s", ms, r->nv.fd, r->nv.node_name,
-			 r->nv.summary, r->nv.ok || r->nv.is_warning ? (d->returned ? "" : mark) : "  FAILED",
+	/* the ioctl as describe decoded it (with the trace's device map) */
+	const struct ct_nv_ioctl *nv = d->is_ioctl ? d->nv : NULL;
+
+	if (nv && nv->family != CT_NV_FAM_NOT_NVIDIA)
+		snprintf(out, len, "%+11.3f ms  ioctl(%d (%s), %s)%s%s%s", ms, nv->fd, nv->node_name,
+			 nv->summary, nv->ok || nv->is_warning ? (d->returned ? "" : mark) : "  FAILED",
 			 d->injected ? "  [injected]" : "", "");
 	else
 		snprintf(out, len, "%+11.3f ms  %s(%s) = %s%s%s%s%s", ms, d->call, d->text_args, d->result,
@@ -1462,7 +1458,6 @@ static int ctx_cb(const struct ct_event *ev, void *user)
 		r->t0 = ev->t_ns;
 		r->have_t0 = true;
 	}
-	ct_nv_devmap_track(&r->devmap, ev);
 	if (r->found && !r->after_left)
 		return 1;
 	ct_describe_ex(r->t, ev, &r->desc, 0);
@@ -1505,8 +1500,6 @@ int ct_print_step_context(FILE *f, const char *path, const struct ct_verdict *v,
 		return -1;
 	}
 	r->t = t;
-	r->drv = ct_trace_driver_version(t);
-	ct_nv_devmap_init(&r->devmap, t);
 	r->target = v->step.seq;
 	r->n = n < CTX_LINES - 1 ? n : CTX_LINES - 1;
 	r->f = f;

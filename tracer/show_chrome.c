@@ -144,7 +144,6 @@ struct chrome_state {
 	struct thr *thr;
 	size_t nthr, capthr, last;
 	uint32_t drv;
-	struct ct_nv_devmap devmap;
 	struct ct_nv_ioctl nv;           /* scratch when describe did not decode */
 	const struct ct_nv_ioctl *nvp;   /* the current ioctl, decoded */
 };
@@ -390,7 +389,6 @@ static int chrome_process_begin(struct ct_show_ctx *c, struct ct_trace *t)
 	s->nthr = 0;
 	s->last = 0;
 	s->drv = ct_trace_driver_version(t);
-	ct_nv_devmap_init(&s->devmap, t);
 	s->cpid = claim_id(s, h->pid);
 	s->processes++;
 	s->lost += h->lost;
@@ -618,7 +616,6 @@ static int chrome_event(struct ct_show_ctx *c, const struct ct_show_event *e)
 	bool b;
 
 	s->events++;
-	ct_nv_devmap_track(&s->devmap, ev);
 	if (!(th = thread_of(s, ev->tid, ts)))
 		return -1;
 	close_ended(s, th, ev->t_ns);
@@ -628,13 +625,13 @@ static int chrome_event(struct ct_show_ctx *c, const struct ct_show_event *e)
 		write_note(s, e, th);
 		return ferror(c->out) ? -1 : 0;
 	}
-	/* describe decoded the ioctl already, with the same device map (the
-	 * reader's, fed the same opens); decoding again is only a fallback */
+	/* describe decoded the ioctl already, with the device map the reader
+	 * keeps for the trace; decoding here is only a fallback */
 	if (d->is_ioctl) {
 		if (d->nv) {
 			s->nvp = d->nv;
 		} else {
-			ct_nv_decode(ev, s->drv, &s->devmap, &s->nv);
+			ct_nv_decode(ev, s->drv, ct_trace_devmap(c->trace), &s->nv);
 			s->nvp = &s->nv;
 		}
 	}
