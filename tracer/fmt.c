@@ -94,8 +94,7 @@ int ct_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 				continue;
 			}
 			if (*q == 'd' || *q == 'u' || *q == 'x') {
-				char nb[24];
-				int k = (int)sizeof nb;
+				char nb[24], *p;
 				uint64_t v;
 				bool neg = false;
 				if (*q == 'd') {
@@ -106,20 +105,10 @@ int ct_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 					v = l == 2 ? va_arg(ap, unsigned long long) : l ? va_arg(ap, unsigned long)
 										: va_arg(ap, unsigned);
 				}
-				if (*q == 'x') {
-					do {
-						nb[--k] = "0123456789abcdef"[v & 15];
-						v >>= 4;
-					} while (v);
-				} else {
-					do {
-						nb[--k] = (char)('0' + v % 10);
-						v /= 10;
-					} while (v);
-				}
+				p = *q == 'x' ? ct_uhex_rev(nb + sizeof nb, v) : ct_udec_rev(nb + sizeof nb, v);
 				if (neg)
-					nb[--k] = '-';
-				emit(&o, nb + k, sizeof nb - (size_t)k);
+					*--p = '-';
+				emit(&o, p, (size_t)(nb + sizeof nb - p));
 				f = q + 1;
 				continue;
 			}

@@ -48,14 +48,9 @@ static void put_str(struct ct_json *j, const char *s, size_t n)
 
 static void put_u64(struct ct_json *f, uint64_t v)
 {
-	char b[24];
-	int i = (int)sizeof b;
+	char b[24], *p = ct_udec_rev(b + sizeof b, v);
 
-	do {
-		b[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	put_str(f, b + i, sizeof b - (size_t)i);
+	put_str(f, p, (size_t)(b + sizeof b - p));
 }
 
 void ct_json_init(struct ct_json *j, FILE *f, bool pretty)
@@ -269,19 +264,15 @@ void ct_json_uint(struct ct_json *j, uint64_t v)
 
 void ct_json_hexnum(struct ct_json *j, uint64_t v)
 {
-	char b[24];
-	int i = (int)sizeof b;
+	char b[24], *p;
 
 	sep(j);
-	b[--i] = '"';
-	do {
-		b[--i] = "0123456789abcdef"[v & 15];
-		v >>= 4;
-	} while (v);
-	b[--i] = 'x';
-	b[--i] = '0';
-	b[--i] = '"';
-	put_str(j, b + i, sizeof b - (size_t)i);
+	b[sizeof b - 1] = '"';
+	p = ct_uhex_rev(b + sizeof b - 1, v);
+	*--p = 'x';
+	*--p = '0';
+	*--p = '"';
+	put_str(j, p, (size_t)(b + sizeof b - p));
 }
 
 void ct_json_bool(struct ct_json *j, bool v)

@@ -179,23 +179,19 @@ static uint32_t claim_id(struct chrome_state *s, uint32_t id)
  */
 static void kusec(struct ct_json *j, const char *key, int64_t ns)
 {
-	uint64_t a = ns < 0 ? (uint64_t)-ns : (uint64_t)ns, us = a / 1000;
+	uint64_t a = ns < 0 ? (uint64_t)-ns : (uint64_t)ns;
 	unsigned frac = (unsigned)(a % 1000);
-	char b[32];
-	int i = (int)sizeof b;
+	char b[32], *p = b + sizeof b;
 
 	ct_json_key(j, key);
-	b[--i] = (char)('0' + frac % 10);
-	b[--i] = (char)('0' + frac / 10 % 10);
-	b[--i] = (char)('0' + frac / 100);
-	b[--i] = '.';
-	do {
-		b[--i] = (char)('0' + us % 10);
-		us /= 10;
-	} while (us);
+	*--p = (char)('0' + frac % 10);
+	*--p = (char)('0' + frac / 10 % 10);
+	*--p = (char)('0' + frac / 100);
+	*--p = '.';
+	p = ct_udec_rev(p, a / 1000);
 	if (ns < 0)
-		b[--i] = '-';
-	ct_json_raw(j, b + i, sizeof b - (size_t)i);
+		*--p = '-';
+	ct_json_raw(j, p, (size_t)(b + sizeof b - p));
 	j->after_key = false;
 }
 

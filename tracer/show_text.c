@@ -26,25 +26,98 @@ static struct text_state *st_of(struct ct_show_ctx *c)
 	return c->priv;
 }
 
-/* print bytes with control characters escaped (file contents are untrusted) */
-static void put_clean(FILE *f, const unsigned char *s, size_t n)
+/*
+ * One timeline line is built in a buffer and written with one fwrite: the
+ * pieces (a dozen per line) through stdio one by one cost more than
+ * describing the event.  A line longer than the buffer is written in parts.
+ */
+struct line {
+	FILE *f;
+	size_t n;
+	char b[4096];
+};
+
+static void ln_flush(struct line *l)
+{
+	if (l->n)
+		fwrite_unlocked(l->b, 1, l->n, l->f);
+	l->n = 0;
+}
+
+static void ln_raw(struct line *l, const char *s, size_t n)
+{
+	while (n) {
+		size_t k = sizeof l->b - l->n;
+		if (!k) {
+			ln_flush(l);
+			k = sizeof l->b;
+		}
+		if (k > n)
+			k = n;
+		memcpy(l->b + l->n, s, k);
+		l->n += k;
+		s += k;
+		n -= k;
+	}
+}
+
+static void ln_str(struct line *l, const char *s)
+{
+	ln_raw(l, s, strlen(s));
+}
+
+/* true when one of the 8 bytes of w is below 0x20 or 0x7f and above: the
+ * word needs a byte-by-byte look (tabs are fine there) */
+static inline bool word_suspect(uint64_t w)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+
+	/* a byte < 0x20; a byte >= 0x7f (0x7f + 1 carries into bit 7, or bit 7 set) */
+	return (((w - ones * 0x20) & ~w) | (w + ones * 0x01) | w) & highs;
+}
+
+/* bytes with control characters escaped as \xNN (file contents are untrusted) */
+static void ln_clean(struct line *l, const unsigned char *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
-	size_t run = 0;
+	size_t i = 0, run = 0;
 
-	/* runs of printable bytes in one write: this is the timeline's hot path */
-	for (size_t i = 0; i < n; i++) {
+	while (i < n) {
+		uint64_t w;
+		if (i + 8 <= n) {
+			memcpy(&w, s + i, 8);
+			if (!word_suspect(w)) {
+				i += 8;
+				continue;
+			}
+		}
 		unsigned char ch = s[i];
-		if (ch == '\t' || (ch >= 0x20 && ch < 0x7f))
+		if (ch == '\t' || (ch >= 0x20 && ch < 0x7f)) {
+			i++;
 			continue;
-		fwrite_unlocked(s + run, 1, i - run, f);
-		run = i + 1;
-		putc_unlocked('\\', f);
-		putc_unlocked('x', f);
-		putc_unlocked(hex[ch >> 4], f);
-		putc_unlocked(hex[ch & 15], f);
+		}
+		char esc[4] = { '\\', 'x', hex[ch >> 4], hex[ch & 15] };
+		ln_raw(l, (const char *)s + run, i - run);
+		ln_raw(l, esc, 4);
+		run = ++i;
 	}
-	fwrite_unlocked(s + run, 1, n - run, f);
+	ln_raw(l, (const char *)s + run, n - run);
+}
+
+static void ln_cstr(struct line *l, const char *s)
+{
+	ln_clean(l, (const unsigned char *)s, strlen(s));
+}
+
+/* bytes straight to f, control characters escaped (the header block) */
+static void put_clean(FILE *f, const unsigned char *s, size_t n)
+{
+	struct line l;
+
+	l.f = f;
+	l.n = 0;
+	ln_clean(&l, s, n);
+	ln_flush(&l);
 }
 
 static void put_cstr(FILE *f, const char *s)
@@ -240,99 +313,6 @@ static int text_process_begin(struct ct_show_ctx *c, struct ct_trace *t)
 	return ferror(f) ? -1 : 0;
 }
 
-/*
- * One timeline line is built in a buffer and written with one fwrite: the
- * pieces (a dozen per line) through stdio one by one cost more than
- * describing the event.  A line longer than the buffer is written in parts.
- */
-struct line {
-	FILE *f;
-	size_t n;
-	char b[4096];
-};
-
-static void ln_flush(struct line *l)
-{
-	if (l->n)
-		fwrite_unlocked(l->b, 1, l->n, l->f);
-	l->n = 0;
-}
-
-static void ln_raw(struct line *l, const char *s, size_t n)
-{
-	while (n) {
-		size_t k = sizeof l->b - l->n;
-		if (!k) {
-			ln_flush(l);
-			k = sizeof l->b;
-		}
-		if (k > n)
-			k = n;
-		memcpy(l->b + l->n, s, k);
-		l->n += k;
-		s += k;
-		n -= k;
-	}
-}
-
-static void ln_str(struct line *l, const char *s)
-{
-	ln_raw(l, s, strlen(s));
-}
-
-/* true when one of the 8 bytes of w is below 0x20 or 0x7f and above: the
- * word needs a byte-by-byte look (tabs are fine there) */
-static inline bool word_suspect(uint64_t w)
-{
-	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
-
-	/* a byte < 0x20; a byte >= 0x7f (0x7f + 1 carries into bit 7, or bit 7 set) */
-	return (((w - ones * 0x20) & ~w) | (w + ones * 0x01) | w) & highs;
-}
-
-/* bytes with control characters escaped as \xNN (file contents are untrusted) */
-static void ln_clean(struct line *l, const unsigned char *s, size_t n)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t i = 0, run = 0;
-
-	while (i < n) {
-		uint64_t w;
-		if (i + 8 <= n) {
-			memcpy(&w, s + i, 8);
-			if (!word_suspect(w)) {
-				i += 8;
-				continue;
-			}
-		}
-		unsigned char ch = s[i];
-		if (ch == '\t' || (ch >= 0x20 && ch < 0x7f)) {
-			i++;
-			continue;
-		}
-		char esc[4] = { '\\', 'x', hex[ch >> 4], hex[ch & 15] };
-		ln_raw(l, (const char *)s + run, i - run);
-		ln_raw(l, esc, 4);
-		run = ++i;
-	}
-	ln_raw(l, (const char *)s + run, n - run);
-}
-
-static void ln_cstr(struct line *l, const char *s)
-{
-	ln_clean(l, (const unsigned char *)s, strlen(s));
-}
-
-/* digits of v, right-aligned in b ending at e; returns the first */
-static char *udigits(char *e, uint64_t v)
-{
-	do {
-		*--e = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	return e;
-}
-
 /* "+12.345 ms" right-aligned in 11 columns + " ms", without float formatting */
 static void ln_offset(struct line *l, int64_t ns)
 {
@@ -345,7 +325,7 @@ static void ln_offset(struct line *l, int64_t ns)
 	*--e = (char)('0' + frac / 10 % 10);
 	*--e = (char)('0' + frac / 100);
 	*--e = '.';
-	p = udigits(e, us / 1000);
+	p = ct_udec_rev(e, us / 1000);
 	*--p = ns < 0 ? '-' : '+';
 	while (b + sizeof b - p < 11)
 		*--p = ' ';
@@ -362,14 +342,14 @@ static void ln_dur(struct line *l, uint64_t ns)
 	if (ns < 1000) {
 		e -= 4;
 		memcpy(e, " ns>", 4);
-		p = udigits(e, ns);
+		p = ct_udec_rev(e, ns);
 	} else if (ns < 1000000) {
 		uint64_t t = (ns + 50) / 100; /* tenths of us */
 		e -= 4;
 		memcpy(e, " us>", 4);
 		*--e = (char)('0' + t % 10);
 		*--e = '.';
-		p = udigits(e, t / 10);
+		p = ct_udec_rev(e, t / 10);
 	} else {
 		bool sec = ns >= 1000000000;
 		uint64_t unit = sec ? 1000000000 : 1000000, t = (ns + unit / 2000) / (unit / 1000);
@@ -384,7 +364,7 @@ static void ln_dur(struct line *l, uint64_t ns)
 		*--e = (char)('0' + t / 10 % 10);
 		*--e = (char)('0' + t / 100 % 10);
 		*--e = '.';
-		p = udigits(e, t / 1000);
+		p = ct_udec_rev(e, t / 1000);
 	}
 	*--p = '<';
 	ln_raw(l, p, (size_t)(b + sizeof b - p));
@@ -408,7 +388,7 @@ static int text_event(struct ct_show_ctx *c, const struct ct_show_event *e)
 		ln_raw(&l, "  ", 2);
 	}
 	if (ev->tid != pid) {
-		char b[24], *p = udigits(b + sizeof b - 2, ev->tid);
+		char b[24], *p = ct_udec_rev(b + sizeof b - 2, ev->tid);
 		b[sizeof b - 2] = ']';
 		b[sizeof b - 1] = ' ';
 		*--p = '[';

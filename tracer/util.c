@@ -104,37 +104,6 @@ int64_t ct_parse_size(const char *s)
 	return (int64_t)v * mul;
 }
 
-int64_t ct_parse_duration(const char *s)
-{
-	char *end;
-	double v;
-	double mul;
-
-	if (!s || !*s || *s == '-')
-		return -1;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || v < 0)
-		return -1;
-	if (!strcmp(end, "") || !strcmp(end, "s"))
-		mul = 1e9;
-	else if (!strcmp(end, "ms"))
-		mul = 1e6;
-	else if (!strcmp(end, "us"))
-		mul = 1e3;
-	else if (!strcmp(end, "ns"))
-		mul = 1;
-	else if (!strcmp(end, "m"))
-		mul = 60e9;
-	else if (!strcmp(end, "h"))
-		mul = 3600e9;
-	else
-		return -1;
-	if (v * mul > 9.2e18)
-		return -1;
-	return (int64_t)(v * mul);
-}
-
 int ct_parse_version(const char *s, unsigned *v, int n)
 {
 	int k = 0;
