@@ -155,50 +155,6 @@ int ct_doctor_run_probe(struct ct_json *j, FILE *text)
 	return rc;
 }
 
-/*
- * The run parser, its error sentence turned into the one-line form of every
- * command ("cutrace: probe: unknown option '--frob' (try 'cutrace probe
- * --help')"): it writes to stderr, so stderr is caught in a temporary file
- * while it runs.
- */
-static int parse_run_opts(int argc, char **argv, struct ct_run_opts *o, int *ci)
-{
-	FILE *tmp = tmpfile();
-	int saved = -1, r;
-	char msg[512] = "";
-
-	fflush(stderr);
-	if (tmp && (saved = dup(2)) >= 0)
-		dup2(fileno(tmp), 2);
-	r = ct_run_parse(argc, argv, o, ci, false);
-	if (saved >= 0) {
-		fflush(stderr);
-		dup2(saved, 2);
-		close(saved);
-		rewind(tmp);
-		size_t n = fread(msg, 1, sizeof msg - 1, tmp);
-		msg[n] = 0;
-	}
-	if (tmp)
-		fclose(tmp);
-	if (saved < 0 || !msg[0]) {
-		if (r < 0 && saved < 0)
-			ct_err("probe: bad usage (try 'cutrace probe --help')");
-		return r;
-	}
-	/* "cutrace: unknown option '--frob'\n" -> "unknown option '--frob'" */
-	char *m = msg, *nl;
-	if (!strncmp(m, "cutrace: ", 9))
-		m += 9;
-	if ((nl = strchr(m, '\n')))
-		*nl = 0;
-	if (r < 0)
-		ct_err("probe: %s (try 'cutrace probe --help')", m);
-	else
-		ct_err("%s", m);
-	return r;
-}
-
 static void probe_usage(FILE *f)
 {
 	fprintf(f,
@@ -244,7 +200,7 @@ int cmd_probe(int argc, char **argv)
 		else
 			av[ac++] = argv[i];
 	}
-	r = parse_run_opts(ac, av, &o, &ci);
+	r = ct_run_parse_cmd("probe", ac, av, &o, &ci, false); /* one-line usage errors */
 	if (r == 1) {
 		probe_usage(stdout);
 		free(av);
