@@ -9,7 +9,6 @@
 #include "show.h"
 #include "tracer.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -219,77 +218,21 @@ static void list_free(struct path_list *l)
 	free(l->in_dir);
 }
 
-static int path_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static bool has_suffix(const char *s, const char *suf)
-{
-	size_t n = strlen(s), m = strlen(suf);
-	return n > m && !strcmp(s + n - m, suf);
-}
-
-#define CT_SHOW_DEPTH_MAX 16
-
-/* every *.cutrace under dir, subdirectories included (symbolic links to
- * directories are not followed: no loops); -1 out of memory */
-static int walk_dir(const char *dir, struct path_list *l, int depth)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	size_t dlen = strlen(dir);
-	int rc = 0;
-
-	if (!d) {
-		ct_warn("%s: %s (skipped)", dir, strerror(errno));
-		return 0;
-	}
-	while (rc == 0 && (de = readdir(d)) != NULL) {
-		struct stat st;
-		char *p;
-
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (!(p = malloc(dlen + strlen(de->d_name) + 2))) {
-			rc = -1;
-			break;
-		}
-		sprintf(p, "%s%s%s", dir, dlen && dir[dlen - 1] == '/' ? "" : "/", de->d_name);
-		if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
-			if (depth < CT_SHOW_DEPTH_MAX)
-				rc = walk_dir(p, l, depth + 1);
-		} else if (has_suffix(de->d_name, ".cutrace") && stat(p, &st) == 0 && S_ISREG(st.st_mode)) {
-			rc = list_add(l, p, true);
-		}
-		free(p);
-	}
-	closedir(d);
-	return rc;
-}
-
-/* the trace files an argument names; -1 with err when it names none */
+/* the trace files an argument names (directories searched recursively);
+ * -1 with err when it names none */
 static int gather(const char *arg, struct path_list *l, char *err, size_t errlen)
 {
 	struct stat st;
-	int before = l->n;
+	char **paths;
+	bool dir = stat(arg, &st) == 0 && S_ISDIR(st.st_mode);
+	int n = ct_list_traces_ex(arg, true, &paths, err, errlen), rc = 0;
 
-	if (stat(arg, &st) < 0) {
-		snprintf(err, errlen, "%s: %s", arg, strerror(errno));
-		return -1;
-	}
-	if (!S_ISDIR(st.st_mode))
-		return list_add(l, arg, false) < 0 ? (snprintf(err, errlen, "out of memory"), -1) : 0;
-	if (walk_dir(arg, l, 0) < 0) {
+	for (int i = 0; i < n && rc == 0; i++)
+		rc = list_add(l, paths[i], dir);
+	ct_free_paths(paths, n);
+	if (rc < 0)
 		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	if (l->n == before) {
-		snprintf(err, errlen, "no trace files (*.cutrace) in %s or its subdirectories", arg);
-		return -1;
-	}
-	qsort(l->path + before, (size_t)(l->n - before), sizeof *l->path, path_cmp);
-	return 0;
+	return n < 0 || rc < 0 ? -1 : 0;
 }
 
 int ct_show_exit_code(const struct ct_show_summary *s)

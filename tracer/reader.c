@@ -17,6 +17,7 @@
  */
 #include "trace.h"
 #include "nvdecode.h"
+#include "tracer.h"
 #include "xlat.h"
 
 #include <dirent.h>
@@ -1155,62 +1156,112 @@ static bool has_suffix(const char *s, const char *suf)
 	return a > b && !strcmp(s + a - b, suf);
 }
 
+struct path_vec {
+	char **v;
+	int n, cap;
+};
+
+/* take p (malloc'ed) into the vector; -1 (p freed) out of memory */
+static int vec_take(struct path_vec *pv, char *p)
+{
+	if (pv->n == pv->cap) {
+		int ncap = pv->cap ? pv->cap * 2 : 16;
+		char **nv = realloc(pv->v, (size_t)ncap * sizeof *nv);
+		if (!nv) {
+			free(p);
+			return -1;
+		}
+		pv->v = nv;
+		pv->cap = ncap;
+	}
+	pv->v[pv->n++] = p;
+	return 0;
+}
+
+#define CT_LIST_DEPTH_MAX 16
+
+/* the *.cutrace files of dir (regular files, through symbolic links), and
+ * with `recursive` those of its subdirectories (symbolic links to
+ * directories are not followed: no loops); an unreadable subdirectory is
+ * skipped with a warning.  -1 out of memory. */
+static int list_dir(const char *dir, DIR *d, bool recursive, int depth, struct path_vec *pv)
+{
+	struct dirent *de;
+	size_t dlen = strlen(dir);
+
+	while ((de = readdir(d)) != NULL) {
+		struct stat es;
+		char *p;
+		bool sub;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		sub = recursive && depth < CT_LIST_DEPTH_MAX &&
+		      fstatat(dirfd(d), de->d_name, &es, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(es.st_mode);
+		if (!sub && (!has_suffix(de->d_name, ".cutrace") ||
+			     fstatat(dirfd(d), de->d_name, &es, 0) < 0 || !S_ISREG(es.st_mode)))
+			continue;
+		p = malloc(dlen + strlen(de->d_name) + 2);
+		if (!p)
+			return -1;
+		sprintf(p, "%s%s%s", dir, dlen && dir[dlen - 1] == '/' ? "" : "/", de->d_name);
+		if (!sub) {
+			if (vec_take(pv, p) < 0)
+				return -1;
+			continue;
+		}
+		DIR *sd = opendir(p);
+		int r = 0;
+		if (sd) {
+			r = list_dir(p, sd, recursive, depth + 1, pv);
+			closedir(sd);
+		} else {
+			ct_warn("%s: %s (skipped)", p, strerror(errno));
+		}
+		free(p);
+		if (r < 0)
+			return -1;
+	}
+	return 0;
+}
+
 int ct_list_traces(const char *arg, char ***paths, char *err, size_t errlen)
 {
+	return ct_list_traces_ex(arg, false, paths, err, errlen);
+}
+
+int ct_list_traces_ex(const char *arg, bool recursive, char ***paths, char *err, size_t errlen)
+{
 	struct stat st;
-	struct dirent *de;
-	char **v = NULL;
-	int n = 0, cap = 0;
+	struct path_vec pv = { 0 };
+	char *one;
 	DIR *d;
+	int r;
 
 	*paths = NULL;
 	if (stat(arg, &st) < 0)
 		return fail(err, errlen, "%s: %s", arg, strerror(errno));
 	if (!S_ISDIR(st.st_mode)) {
-		v = malloc(sizeof *v);
-		if (!v || !(v[0] = strdup(arg))) {
-			free(v);
+		if (!(one = strdup(arg)) || vec_take(&pv, one) < 0)
 			return fail(err, errlen, "out of memory");
-		}
-		*paths = v;
+		*paths = pv.v;
 		return 1;
 	}
 	d = opendir(arg);
 	if (!d)
 		return fail(err, errlen, "%s: %s", arg, strerror(errno));
-	while ((de = readdir(d)) != NULL) {
-		struct stat es;
-		char *p;
-		size_t alen = strlen(arg);
-
-		if (!has_suffix(de->d_name, ".cutrace"))
-			continue;
-		if (fstatat(dirfd(d), de->d_name, &es, 0) < 0 || !S_ISREG(es.st_mode))
-			continue;
-		if (n == cap) {
-			int ncap = cap ? cap * 2 : 16;
-			char **nv = realloc(v, (size_t)ncap * sizeof *nv);
-			if (!nv)
-				goto oom;
-			v = nv;
-			cap = ncap;
-		}
-		p = malloc(alen + strlen(de->d_name) + 2);
-		if (!p)
-			goto oom;
-		sprintf(p, "%s%s%s", arg, alen && arg[alen - 1] == '/' ? "" : "/", de->d_name);
-		v[n++] = p;
-	}
+	r = list_dir(arg, d, recursive, 0, &pv);
 	closedir(d);
-	if (n == 0) {
-		free(v);
-		return fail(err, errlen, "no trace files (*.cutrace) in %s", arg);
+	if (r < 0) {
+		ct_free_paths(pv.v, pv.n);
+		return fail(err, errlen, "out of memory");
 	}
-	qsort(v, (size_t)n, sizeof *v, path_cmp);
-	*paths = v;
-	return n;
-oom:
-	closedir(d);
-	ct_free_paths(v, n);
-	return fail(err, errlen, "out of memory");
+	if (pv.n == 0) {
+		free(pv.v);
+		return fail(err, errlen, "no trace files (*.cutrace) in %s%s", arg,
+			    recursive ? " or its subdirectories" : "");
+	}
+	qsort(pv.v, (size_t)pv.n, sizeof *pv.v, path_cmp);
+	*paths = pv.v;
+	return pv.n;
 }

@@ -142,6 +142,9 @@ int ct_call_family(unsigned call);
 /* Expand a FILE|DIR argument into trace file paths (sorted). Returns count,
  * or -1 with err filled.  *paths is malloc'ed; free with ct_free_paths. */
 int ct_list_traces(const char *arg, char ***paths, char *err, size_t errlen);
+/* the same; with `recursive`, a DIR's subdirectories too (symbolic links to
+ * directories not followed, 16 levels at most) */
+int ct_list_traces_ex(const char *arg, bool recursive, char ***paths, char *err, size_t errlen);
 void ct_free_paths(char **paths, int n);
 
 #endif
