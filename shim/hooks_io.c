@@ -164,6 +164,14 @@ static int real_fstat(int fd, struct stat *st)
 	return (int)syscall(SYS_fstat, fd, st);
 }
 
+/* what the open fd is by its device number: an NVIDIA node word, 0 none */
+static uint32_t node_of_fd(int fd)
+{
+	struct stat st;
+
+	return real_fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) ? classify_rdev(st.st_rdev) : 0;
+}
+
 /* ---- the real open, whichever entry point the program used -------------- */
 static int call_real_open(unsigned call, int dirfd, const char *path, int flags, mode_t mode)
 {
@@ -301,14 +309,12 @@ static int open_slow(unsigned call, int dirfd, const char *path, int flags, mode
 	/* 2: fail with inj_err instead of opening; 1: opened (after delay_ns) */
 	inj = unlikely(ct_inj_active) ? ct_inject_open(call, path, flags, &inj_err, &rule, &delay_ns) : 0;
 	if (!node && !inj) {
-		struct stat st;
 		/* a /dev node under another name: keep it only if its major is NVIDIA's */
 		fd = call_real_open(call, dirfd, path, flags, mode);
 		if (fd < 0 || !is_dev_path(path) || dev_boring(path))
 			return fd;
 		err = errno;
-		if (real_fstat(fd, &st) == 0 && S_ISCHR(st.st_mode))
-			node = classify_rdev(st.st_rdev);
+		node = node_of_fd(fd);
 		if (!node) {
 			forget_fd(fd);
 			errno = err;
@@ -337,8 +343,7 @@ static int open_slow(unsigned call, int dirfd, const char *path, int flags, mode
 		if (fd >= 0 && node == NODE(CT_NODE_OTHER, 0)) {
 			/* a /dev/nvidia* name we do not know (a renamed node): its
 			 * device number says what it is; the exit record carries that */
-			struct stat st;
-			uint32_t by_rdev = real_fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) ? classify_rdev(st.st_rdev) : 0;
+			uint32_t by_rdev = node_of_fd(fd);
 			if (by_rdev)
 				node = by_rdev;
 		}
@@ -462,11 +467,8 @@ int ct_real_ioctl(int fd, unsigned long req, void *arg)
 uint32_t ct_revalidate_fd(int fd) CT_HIDDEN;
 uint32_t ct_revalidate_fd(int fd)
 {
-	struct stat st;
-	uint32_t node = 0;
+	uint32_t node = node_of_fd(fd);
 
-	if (real_fstat(fd, &st) == 0 && S_ISCHR(st.st_mode))
-		node = classify_rdev(st.st_rdev);
 	if ((unsigned)fd < CT_MAX_FDS)
 		__atomic_store_n(&ct_fdnode[fd], node, __ATOMIC_RELAXED);
 	return node;
