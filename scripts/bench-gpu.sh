@@ -12,7 +12,8 @@
 #   probe   the probe process, wall clock
 #   torch   python3 -c "torch.cuda.init(); torch.zeros(1, device='cuda')":
 #           the two calls timed inside Python, and the whole process
-# and prints the medians, the ratio and PASS/FAIL against the target (the
+# and prints the medians, the ratio, a bootstrap 95 % interval of the ratio
+# (how far the machine's noise moves it) and PASS/FAIL against the target (the
 # shim adds at most 2%).  Results also go to OUTDIR/bench-gpu.txt (OUTDIR
 # defaults to $OUT when set, as on the device machines).
 # If cuda.h cannot be found, point CUDA_HOME at the toolkit, or
@@ -141,6 +142,20 @@ report() { # label, plain values, shim values
 	[ "$v" = PASS ] || fails=$((fails + 1))
 	say "$(printf '%-34s plain %8.4f s  shim %8.4f s  ratio %s (%+.2f %%)  target <= 1.02  %s' "$1" "$p" "$s" \
 		"$ratio" "$(awk "BEGIN { print ($ratio - 1) * 100 }")" "$v")"
+	say "$(printf '%-34s 95 %% interval of the ratio (bootstrap): %s' "" "$(ratio_ci "$2" "$3")")"
+}
+# how far the ratio of the medians moves with the machine's noise: the 2.5th
+# and 97.5th percentiles of the ratio over 4000 resamplings of both groups
+ratio_ci() {
+	awk -v P="$1" -v S="$2" 'function med(a, n,   i, j, t) {
+		for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+		return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+	BEGIN { srand(1); np = split(P, p, " "); ns = split(S, s, " "); R = 4000
+		for (r = 1; r <= R; r++) {
+			for (i = 1; i <= np; i++) x[i] = p[int(rand() * np) + 1]
+			for (i = 1; i <= ns; i++) y[i] = s[int(rand() * ns) + 1]
+			q[r] = med(y, ns) / med(x, np) }
+		med(q, R); printf "%.4f .. %.4f", q[int(R * 0.025)], q[int(R * 0.975)] }'
 }
 say ""
 say "medians of $RUNS runs:"
