@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every failure scenario and every replay, checked against the real CUDA stack.
 #
-#   scripts/gpu-scenarios.sh [-o OUTDIR] [-j JOBS] [-b BUILDDIR] [-T] [SCENARIO...]
+#   scripts/gpu-scenarios.sh [-o OUTDIR] [-j JOBS] [-b BUILDDIR] [-p PROGRAMS] [-T] [SCENARIO...]
 #
 # For a machine with a GPU (SCENARIOS.md holds what it printed on the H200).
 # Builds cutrace (cmake, into BUILDDIR, default a temporary directory), a
@@ -17,7 +17,8 @@
 # program, which derives the rules from the trace alone and checks that the
 # new verdict has the recorded layer, step kind and final code.  Then the
 # stored H200 traces of tests/fixtures/h200-580 are replayed with the program
-# that recorded them.  JOBS cases run at once (default 6).
+# that recorded them.  JOBS cases run at once (default 6).  -p takes a list
+# ("probe cudart torch" by default) of the programs to run.
 #
 # Writes OUTDIR/gpu-scenarios.md (a table: what each program got, what torch
 # said, the verdict, whether replay reproduced it), gpu-scenarios.log (every
@@ -30,17 +31,20 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
-JOBS=6 OUTDIR=${OUT:-} B= TORCH=1
-while getopts "o:j:b:Th" o; do
+JOBS=6 OUTDIR=${OUT:-} B= TORCH=1 progs="probe cudart torch"
+while getopts "o:j:b:p:Th" o; do
 	case $o in
 	o) OUTDIR=$OPTARG ;;
 	j) JOBS=$OPTARG ;;
 	b) B=$OPTARG ;;
+	p) progs=$OPTARG ;;
 	T) TORCH=0 ;;
-	*) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+	*) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
+[ $TORCH = 1 ] || progs=${progs//torch/}; progs=$(echo $progs)
+has() { case " $progs " in *" $1 "*) return 0 ;; esac; return 1; }
 [ -n "$OUTDIR" ] || { echo "gpu-scenarios: give -o OUTDIR (or set OUT)" >&2; exit 2; }
 mkdir -p "$OUTDIR" || exit 2
 W=$(mktemp -d "${TMPDIR:-/tmp}/cutrace-gpu-scen.XXXXXX")
@@ -58,7 +62,7 @@ CT=$B/bin/cutrace PROBE=$B/bin/cutrace-probe
 cuda=${CUDA_HOME:-/usr/local/cuda}
 cc -O2 -I"$cuda/include" tests/programs/rt_probe.c -o "$W/rt" -L"$cuda/lib64" -lcudart \
 	-Wl,-rpath,"$cuda/lib64" >>"$W/build.log" 2>&1 || { tail "$W/build.log"; die "building the cudart program failed"; }
-cat >"$W/torch.py" <<'EOF'
+cat >"$W/torch_init.py" <<'EOF'
 import sys
 try:
     import torch
@@ -69,7 +73,7 @@ except Exception as e:
     print('torch: %s: %s' % (type(e).__name__, (str(e).splitlines() or [''])[0]))
     sys.exit(1)
 EOF
-[ $TORCH = 1 ] && ! python3 -c 'import torch' 2>/dev/null && die "no torch here (-T skips it)"
+has torch && ! python3 -c 'import torch' 2>/dev/null && die "no torch here (-T skips it)"
 
 # ---- one case: run (or take a stored trace), then replay --------------------------
 prog_cmd() { # program [scenario]
@@ -80,7 +84,7 @@ prog_cmd() { # program [scenario]
 		*) echo "$PROBE" ;;
 		esac ;;
 	cudart) echo "$W/rt" ;;
-	torch) echo "python3 $W/torch.py" ;;
+	torch) echo "python3 $W/torch_init.py" ;;
 	nvml) echo "python3 -c 'import ctypes,sys; r=ctypes.CDLL(\"libnvidia-ml.so.1\").nvmlInit_v2(); print(\"nvmlInit_v2=%d\" % r); sys.exit(r != 0)'" ;;
 	esac
 }
@@ -106,8 +110,6 @@ export -f case_one
 
 scen=("$@")
 [ ${#scen[@]} -gt 0 ] || mapfile -t scen < <("$CT" scenarios | awk '{print $1}')
-progs="probe cudart"
-[ $TORCH = 1 ] && progs="$progs torch"
 mkdir -p "$W/fx"
 for f in tests/fixtures/h200-580/*.cutrace.gz; do
 	gzip -dc "$f" >"$W/fx/$(basename "$f" .gz)"
@@ -116,10 +118,10 @@ done
 	for s in "${scen[@]}"; do for p in $progs; do echo "scen $s $p"; done; done
 	# the stored H200 traces, each with the program that recorded it
 	if [ $# -eq 0 ]; then
-		for f in i01 i02 i03 i04 i05 i06 i07 i08 i11 i12 i13 busy-ctx c1; do echo "fix $f probe"; done
-		for f in i14 i15 i19; do echo "fix $f cudart"; done
-		echo "fix i16 nvml"
-		[ $TORCH = 1 ] && for f in t1 t2 t3 hang-torch; do echo "fix $f torch"; done
+		has probe && for f in i01 i02 i03 i04 i05 i06 i07 i08 i11 i12 i13 busy-ctx c1; do echo "fix $f probe"; done
+		has probe && echo "fix i16 nvml"
+		has cudart && for f in i14 i15 i19; do echo "fix $f cudart"; done
+		has torch && for f in t1 t2 t3 hang-torch; do echo "fix $f torch"; done
 	fi
 } >"$W/cases"
 echo "gpu-scenarios: $(wc -l <"$W/cases") cases, $JOBS at a time" >&2
@@ -153,18 +155,21 @@ replay_cell() {
 {
 	echo "cutrace gpu-scenarios, $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo "host: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
-	[ $TORCH = 1 ] && echo "torch: $(python3 -c 'import torch; print(torch.__version__)' 2>&1 | tail -1)"
+	has torch && echo "torch: $(python3 -c 'import torch; print(torch.__version__)' 2>&1 | tail -1)"
 	echo
 	echo "| scenario | probe | cudart | torch says | verdict on torch (probe without torch) | replay probe / cudart / torch |"
 	echo "|---|---|---|---|---|---|"
 } >"$md"
 for s in "${scen[@]}"; do
 	row="| $s"
-	for p in probe cudart; do row="$row | $(cell_prog "$W/c/scen.$s.$p" $p)"; done
-	if [ $TORCH = 1 ]; then
+	for p in probe cudart; do
+		if has $p; then row="$row | $(cell_prog "$W/c/scen.$s.$p" $p)"; else row="$row | -"; fi
+	done
+	if has torch; then
 		row="$row | $(cell_prog "$W/c/scen.$s.torch" torch) | $(verdict_of "$W/c/scen.$s.torch/run.err")"
 	else
-		row="$row | - | $(verdict_of "$W/c/scen.$s.probe/run.err")"
+		vp=${progs%% *}; [ -n "$vp" ] || vp=probe
+		row="$row | - | $(verdict_of "$W/c/scen.$s.$vp/run.err")"
 	fi
 	r=
 	for p in $progs; do
