@@ -1266,6 +1266,12 @@ done:
 		    d->nvml_load_fail.what, d->nvml_dlerror[0] ? d->nvml_dlerror : "no loader message",
 		    v->ok ? ": CUDA does not need NVML and initialized, but nvidia-smi and NVML-based tools "
 			    "(pynvml, GPU monitors) will fail here" : "");
+	/* NVML failed in a process whose CUDA initialization worked (torch asks
+	 * NVML after creating its context, and carries on): still the failure,
+	 * but say what does and does not work */
+	if (final == &d->nvml_fail && d->cuinit.s.set && !d->cuinit.code)
+		add(v->notes, sizeof v->notes, "%sCUDA itself initialized (cuInit = 0) and the program can use the "
+		    "GPU; NVML fails, and with it nvidia-smi, pynvml and GPU monitors", v->notes[0] ? "; " : "");
 	if (d->deepbind)
 		add(v->notes, sizeof v->notes, "%s%s was loaded with RTLD_DEEPBIND: calls inside it may bypass "
 		    "the shim", v->notes[0] ? "; " : "", d->deepbind_lib);

@@ -132,6 +132,24 @@ def t_nvml_missing_after_cuda_is_a_note():
     cleanup(r)
 
 
+@test
+def t_nvml_mismatch_after_cuda_says_cuda_works():
+    """torch 2.11 calls nvmlInit after its context is up and carries on when it
+    fails (measured on the H200, scenario nvml-mismatch): the verdict is NVML's
+    failure, and says that CUDA itself works."""
+    r = cutrace_run([PROBE, "--nvml"], rig_env(), scenario="nvml-mismatch")
+    need("cuInit(0) = 0 " in r.out and "nvmlInit_v2() = 18" in r.out, "cuInit fine, NVML 18", r.out)
+    v = expect_verdict(r.proc("cutrace-probe"), "kernel-handshake", "ioctl", 18, "CHECK_VERSION_STR", injected=True)
+    need("CUDA itself initialized" in (v["notes"] or "") and "nvidia-smi" in v["notes"], "the note", v)
+    cleanup(r)
+    # when CUDA failed too, no such note
+    r = cutrace_run([PROBE, "--nvml"], rig_env(), scenario="nvml-mismatch",
+                    inject=["open:path=/dev/nvidia-uvm:error=EPERM"])
+    v = verdict(r.proc("cutrace-probe"))
+    need("CUDA itself initialized" not in (v["notes"] or ""), "no note when cuInit failed", v)
+    cleanup(r)
+
+
 # ---------------------------------------------------------------------------------
 # hangs: grouping, wording, the loader, injected delays, a crash in a call
 # ---------------------------------------------------------------------------------
@@ -194,6 +212,10 @@ def t_hang_injected_delay_says_injected():
     # an old trace (the held ioctl was not recorded then): the rule in force is named
     v = fixture_verdict("hang-torch")
     need(v["hung"] and v["injected"] and "UVM_REGISTER_GPU:delay=1h" in v["summary"], "hang-torch fixture", v)
+    # a newer one holds the enter of the ioctl that never returned (GPU run 3)
+    v = fixture_verdict("hang-uvm")
+    need(v["hung"] and v["injected"] and v["layer"] == "uvm", "hang-uvm fixture: the held ioctl's layer", v)
+    need("inside ioctl(nvidia-uvm, UVM_REGISTER_GPU)" in v["summary"], "names the held ioctl", v["summary"])
 
 
 @test
@@ -249,6 +271,12 @@ def t_verdict_compat_mismatch_803():
     need(v["layer"] == "kernel-handshake" and v["step"]["call"] == "ioctl" and v["final"]["code"] == 803,
          "c1 fixture: handshake verdict", v)
     need("580.95.05" in v["summary"] and "580.159.04" in v["summary"] and "compat" in v["summary"], "c1 summary", v)
+    # version-skew under torch on the H200 (GPU run 3): the module reports 590.48.01, cudart 803
+    v = fixture_verdict("t4")
+    need(v["layer"] == "kernel-handshake" and v["step"]["call"] == "ioctl" and v["final"]["code"] == 803
+         and v["injected"], "t4 fixture: handshake verdict", v)
+    need("590.48.01" in v["summary"] and "580.159.04" in v["summary"] and "GET_BUILD_VERSION" in v["summary"],
+         "t4 names both versions", v["summary"])
 
 
 @test

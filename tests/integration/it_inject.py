@@ -541,7 +541,7 @@ def t_scenario_version_skew_803():
 # ---------------------------------------------------------------------------------
 # the traces recorded on the H200, replayed on the rig
 # ---------------------------------------------------------------------------------
-def replay_fixture(name, argv, version="580.159.04", extra_env=None, timeout=60):
+def replay_fixture(name, argv, version="580.159.04", extra_env=None, timeout=60, args=()):
     lay = driver_layout(version)
     d = tempfile.mkdtemp(prefix="ct_fx_")
     trace = os.path.join(d, name + ".cutrace")
@@ -549,7 +549,7 @@ def replay_fixture(name, argv, version="580.159.04", extra_env=None, timeout=60)
         shutil.copyfileobj(src, dst)
     env = base_env(LD_LIBRARY_PATH=lay, LD_PRELOAD=FAKENV, **(extra_env or {}))
     out = os.path.join(d, "out")
-    p = cutrace(["replay", "-o", out, trace, "--"] + argv, env=env, timeout=timeout)
+    p = cutrace(["replay", "-o", out] + list(args) + [trace, "--"] + argv, env=env, timeout=timeout)
     shutil.rmtree(lay, ignore_errors=True)
     shutil.rmtree(d, ignore_errors=True)
     return p
@@ -575,8 +575,8 @@ def t_replay_h200_probe():
 
 @test
 def t_replay_h200_cudart():
-    # torch's traces (t1-t3) are replayed with the cudart program: same failing call, same code
-    check_fixtures([(n, [RT_SHARED], {}) for n in ("i14", "i15", "i19", "t1", "t2", "t3")])
+    # torch's traces (t1-t4) are replayed with the cudart program: same failing call, same code
+    check_fixtures([(n, [RT_SHARED], {}) for n in ("i14", "i15", "i19", "t1", "t2", "t3", "t4")])
 
 
 @test
@@ -593,3 +593,13 @@ def t_replay_h200_hang_torch():
     need(p.returncode == 0 and "replay: reproduced" in p.stdout and "timeout:  20s" in p.stdout,
          "hang-torch replay", p.stdout, p.stderr)
     need(15 < time.time() - t0 < 80, "the default timeout ended it (%.1fs)" % (time.time() - t0))
+
+
+@test
+def t_replay_h200_hang_uvm():
+    """hang-uvm (scenario hang-in-cuinit under torch, GPU run 3) holds the
+    enter of the UVM_REGISTER_GPU that never returned: replay holds that
+    ioctl, not only the runtime call around it."""
+    p = replay_fixture("hang-uvm", [RT_SHARED], timeout=60, args=["--timeout", "3s"])
+    need(p.returncode == 0 and "replay: reproduced" in p.stdout, "hang-uvm replay", p.stdout, p.stderr)
+    need("ioctl:nr=UVM_REGISTER_GPU" in p.stdout and "delay=" in p.stdout, "the held ioctl is the rule", p.stdout)
