@@ -140,7 +140,7 @@ cell_prog() { # dir program -> what the program got
 	       grep -m1 -E '= [1-9][0-9]* \(' "$o" | sed -E 's/ \(([A-Z_]+)\).*/ \1/; s/\(device 0\)//; s/\(0\)//; s/\(\)//' |
 		       grep . || echo "all 0" ;;
 	cudart) awk '$1 ~ /=[1-9]/ {print $1; f=1; exit} END {if (!f) print "all 0"}' "$o" ;;
-	torch) sed -n 's/^torch: //p' "$o" | tail -1 | cut -c1-140 ;;
+	torch) sed -n 's/^torch: //p' "$o" | tail -1 | sed -E 's/^(RuntimeError: ).*(Error [0-9]+: )/\1... \2/' | cut -c1-140 ;;
 	esac
 }
 verdict_of() { sed -n 's/^cutrace: pid [0-9]* ([^)]*) on [^:]*: //p' "$1" | head -1 | cut -c1-200; }

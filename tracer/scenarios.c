@@ -55,12 +55,11 @@ const struct ct_scenario ct_scenarios[] = {
 	  "cuInit 3, cudart 3; torch 'CUDA driver initialization failed'" },
 	{ "version-skew", "user-space driver and kernel module versions differ (upgrade without reboot)", "B.1",
 	  "ioctl:version=590.48.01", NULL,
-	  "cuInit 803 (measured: a kernel reporting 590.48.01 to libcuda 580.159.04); cudart 803 and torch "
-	  "'Error 803: system has unsupported display driver / cuda driver combination' as with compat-mismatch "
-	  "(derived, not re-run); NVML 18 (derived from 575.51.02: any other string is rejected).  An older "
-	  "branch (575.51.02) is no 803: cuInit 101" },
+	  "cuInit 803, cudart 803, torch 'Error 803: system has unsupported display driver / cuda driver "
+	  "combination' (measured on the H200: a kernel reporting 590.48.01 to libcuda 580.159.04); NVML 18 "
+	  "(measured with 575.51.02: any other string is rejected).  An older branch (575.51.02) is no 803: cuInit 101" },
 	{ "nvml-mismatch", "NVML reports 'Driver/library version mismatch'", "B.1",
-	  "ioctl:nr=NV_ESC_CHECK_VERSION_STR:version=575.51.02", NULL, "nvmlInit_v2 18; CUDA and torch unaffected" },
+	  "ioctl:nr=NV_ESC_CHECK_VERSION_STR:version=575.51.02", NULL, "nvmlInit_v2 18; CUDA unaffected (torch 2.11 calls nvmlInit after its context is up, gets 18 and carries on)" },
 	{ "compat-mismatch", "a cuda-compat libcuda that does not match the kernel module", "B.16, matrix 'forward compat'",
 	  "cuInit:retval=CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", NULL,
 	  "cuInit 803, cudart 803; torch 'Error 803: system has unsupported display driver / cuda driver combination' (the real compat 580.95.05 on a 580.159.04 module gives the same)" },
