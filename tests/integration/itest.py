@@ -576,6 +576,7 @@ SCENARIO_EXPECT = {
     "gpu-init-failed": ("probe", "device-node", 100),
     "uvm-missing": ("probe", "device-node", 999),
     "uvm-denied": ("probe", "device-node", 999),
+    "mig-caps-denied": ("probe", "device-node", 100),  # on the rig's MIG mode (FAKECUDA_MIG)
     "uvm-init-failed": ("probe", "uvm", 999),
     "uvm-register-gpu-failed": ("probe", "uvm", 3),
     "version-skew": ("probe", "kernel-handshake", 803),
@@ -596,6 +597,8 @@ def scenario_env(name):
         return base_env(CUDA_HOME=E.get("CUDA_HOME_FOR_TESTS", "/usr/local/cuda"))
     if name in ("no-driver-library", "wrong-elf-class"):
         return base_env(LD_PRELOAD=FAKENV)  # real cudart, no libcuda at all
+    if name == "mig-caps-denied":
+        return rig_env(FAKECUDA_MIG="1")
     return rig_env()
 
 
