@@ -118,10 +118,12 @@ ssize_t ct_safe_copy(void *dst, const void *src, size_t n)
 	return got;
 }
 
-/* the pages this thread last found in page_ok: [known_lo, known_hi), in
- * epoch known_ep */
-static CT_TLS uintptr_t known_lo, known_hi;
-static CT_TLS uint32_t known_ep;
+/* the pages this thread last found in page_ok: [lo, hi), in epoch ep (one
+ * thread-local block: one address computation for the three) */
+static CT_TLS struct {
+	uintptr_t lo, hi;
+	uint32_t ep;
+} known;
 
 /* true when [src, src+n) (n > 0) lies in at most two pages known to be
  * readable in this epoch */
@@ -130,16 +132,16 @@ static inline bool pages_known(const void *src, size_t n)
 	uintptr_t a = (uintptr_t)src, first, last;
 	uint32_t ep = __atomic_load_n(&ct_mem_epoch, __ATOMIC_SEQ_CST);
 
-	if (likely(a - known_lo < known_hi - known_lo && n <= known_hi - a && ep == known_ep))
+	if (likely(a - known.lo < known.hi - known.lo && n <= known.hi - a && ep == known.ep))
 		return true;
 	first = a >> PAGE_SHIFT_;
 	last = (a + n - 1) >> PAGE_SHIFT_;
 	if (last - first > 1 || a + n < a || !src)
 		return false;
 	if (page_known(first, ep) && page_known(last, ep)) {
-		known_lo = first << PAGE_SHIFT_;
-		known_hi = (last + 1) << PAGE_SHIFT_;
-		known_ep = ep;
+		known.lo = first << PAGE_SHIFT_;
+		known.hi = (last + 1) << PAGE_SHIFT_;
+		known.ep = ep;
 		return true;
 	}
 	return false;
@@ -323,20 +325,62 @@ static inline unsigned char *put_u64(unsigned char *q, uint16_t tag, uint64_t v)
 	return q + 8;
 }
 
-/* len (1..0xffff) bytes of memory known readable */
-static inline unsigned char *put_bytes(unsigned char *q, uint16_t tag, const void *src, uint32_t len)
+/* the header and the zero padding of a field of len (1..0xffff) bytes;
+ * returns where its bytes go (put_data) */
+static inline unsigned char *put_room(unsigned char *q, uint16_t tag, uint32_t len)
 {
-	uint32_t room = CT_FIELD_PAD(len), zero = 0;
+	uint32_t zero = 0;
 
 	q = put_hdr(q, tag, (uint16_t)len);
-	if (room != len)
-		__builtin_memcpy(q + room - 4, &zero, 4);
+	if (CT_FIELD_PAD(len) != len)
+		__builtin_memcpy(q + CT_FIELD_PAD(len) - 4, &zero, 4);
+	return q;
+}
+
+/* len bytes of memory known readable into the room of a field */
+static inline void put_data(unsigned char *q, const void *src, uint32_t len)
+{
 	/* hide the bound on len: gcc would open-code a slow byte loop for it
 	 * instead of calling libc's vector memcpy */
 	__asm__("" : "+r"(len));
 	memcpy(q, src, len);
-	return q + room;
 }
+
+/* len (1..0xffff) bytes of memory known readable */
+static inline unsigned char *put_bytes(unsigned char *q, uint16_t tag, const void *src, uint32_t len)
+{
+	q = put_room(q, tag, len);
+	put_data(q, src, len);
+	return q + CT_FIELD_PAD(len);
+}
+
+/* the type and call fields of a record header (adjacent uint16_t) as one
+ * store: gcc would otherwise load the merged constant from memory first */
+static inline void put_type_call(struct cutrace_record *rec, uint16_t type, uint16_t call)
+{
+	union {
+		uint16_t f[2];
+		uint32_t w;
+	} tc = { { type, call } };
+
+	__builtin_memcpy(&rec->type, &tc.w, 4);
+}
+
+/* the real ioctl: libc's, straight through the resolved pointer */
+static inline int real_ioctl(int fd, unsigned long req, void *arg)
+{
+	if (likely(ct_real.ioctl != NULL))
+		return ct_real.ioctl(fd, req, arg);
+	return ct_real_ioctl(fd, req, arg); /* not resolved yet: the system call */
+}
+
+/* bytes of an ioctl enter record around its block: the header, FD, NODE,
+ * REQUEST, ARGP, BLOCK_SIZE and the BLOCK field's header; of an exit: the
+ * header, struct cutrace_exit and the BLOCK field's header */
+#define ENTER_FIXED ((uint32_t)sizeof(struct cutrace_record) + ct_fsz(4) * 3 + ct_fsz(8) * 2 + \
+		     (uint32_t)sizeof(struct cutrace_field))
+#define EXIT_FIXED  ((uint32_t)(sizeof(struct cutrace_record) + sizeof(struct cutrace_exit) + \
+			     sizeof(struct cutrace_field)))
 
 /*
  * The common case: no injection rule, a plain block (or an RM_CONTROL block,
@@ -344,15 +388,20 @@ static inline unsigned char *put_bytes(unsigned char *q, uint16_t tag, const voi
  * does not change them) of at most CAP_BLOCK bytes in pages already known
  * readable, the trace active.  Both records are reserved at once
  * (ring.h, ct_ring_pair_fast) and written with plain stores: their
- * sizes are exact, so no bounds checks.  They hold exactly what the general
- * path below writes.
+ * sizes are exact, so no bounds checks.  The exit record is written before
+ * the call too, all but its time, the result and the block after the call
+ * (readers take it for padding until its commit), so that little has to be
+ * kept across the call.  They hold exactly what the general path below writes.
+ * Inlined twice: ctl is a constant in each copy.
  */
-static int ioctl_fast(int fd, uint32_t node, unsigned long req, void *arg, uint32_t size, bool ctl)
+static inline __attribute__((always_inline)) int ioctl_fast(int fd, uint32_t node, unsigned long req,
+							    void *arg, uint32_t size, bool ctl)
 {
 	const unsigned char *blk = arg, *pay = NULL;
 	struct ct_ring *r = &ct_ring_main;
-	uint32_t ps = 0, pay_len = 0, blkf = ct_fsz(size), se, sx;
-	uint64_t n1, n2, s, p;
+	uint32_t ps = 0, pay_len = 0, room = CT_FIELD_PAD(size), se, sx, tid;
+	uint64_t n1, n2, s, p, *t, *ctr, t_enter;
+	unsigned char *qe, *qx, *qp = NULL;
 	int ret, err;
 
 	if (ctl) {
@@ -360,64 +409,82 @@ static int ioctl_fast(int fd, uint32_t node, unsigned long req, void *arg, uint3
 		ps = rd32(blk + 24);
 		pay_len = pay ? (ps < CAP_CONTROL ? ps : CAP_CONTROL) : 0;
 	}
-	se = (uint32_t)sizeof(struct cutrace_record) + ct_fsz(4) * 3 + ct_fsz(8) * 2 + blkf;
-	sx = (uint32_t)(sizeof(struct cutrace_record) + sizeof(struct cutrace_exit)) + blkf +
-	     (pay ? ct_fsz(4) + ct_fsz(pay_len) : 0);
+	/* first, while little else is live across the call */
+	t_enter = now_ns();
+	se = ENTER_FIXED + room;
+	sx = EXIT_FIXED + room + (pay ? ct_fsz(4) + ct_fsz(pay_len) : 0);
 	n1 = (se + CUTRACE_SLOT_SIZE - 1) / CUTRACE_SLOT_SIZE;
 	n2 = (sx + CUTRACE_SLOT_SIZE - 1) / CUTRACE_SLOT_SIZE;
-	if (ct_ring_pair_fast(r, &ct_tls_run, n1, n2, &s, &p) < 0) {
+	if (unlikely(ct_ring_pair_fast(r, &ct_tls_run, n1, n2, &s, &p, &t) < 0)) {
 		ct_mark_degraded(ct_why_lost); /* counted as lost */
 		return ct_real_ioctl(fd, req, arg);
 	}
+	ctr = ct_tls_run.ctr;
 
-	struct cutrace_record *e = ct_ring_rec(r, p), *x = ct_ring_rec(r, p + n1);
-	uint32_t tid = (uint32_t)(likely(ct_tls_tid) ? ct_tls_tid : ct_tid());
-	unsigned char *q = (unsigned char *)(e + 1);
+	struct cutrace_record *e = ct_ring_rec(r, p);
+	struct cutrace_record *x = (struct cutrace_record *)(void *)((unsigned char *)e + n1 * CUTRACE_SLOT_SIZE);
+	struct cutrace_exit *xe = (struct cutrace_exit *)(void *)(x + 1);
+	tid = (uint32_t)(likely(ct_tls_tid) ? ct_tls_tid : ct_tid());
 	e->seq = s;
-	e->t_ns = now_ns();
+	e->t_ns = t_enter;
 	e->size = se;
-	e->type = CT_REC_ENTER;
-	e->call = CT_CALL_ioctl;
+	put_type_call(e, CT_REC_ENTER, CT_CALL_ioctl);
 	e->tid = tid;
 	e->flags = 0;
-	q = put_u32(q, CT_FLD_FD, (uint32_t)fd);
-	q = put_u32(q, CT_FLD_NODE, node);
-	q = put_u64(q, CT_FLD_REQUEST, (uint64_t)req);
-	q = put_u64(q, CT_FLD_ARGP, (uint64_t)(uintptr_t)arg);
-	q = put_u32(q, CT_FLD_BLOCK_SIZE, size);
-	put_bytes(q, CT_FLD_BLOCK, blk, size);
-	ct_ring_commit_at(r, p, s, CT_TAG_BUSY, ct_tls_run.ctr);
-
-	ret = ct_real_ioctl(fd, req, arg);
-	err = errno; /* on success errno is whatever the program had: keep it */
-
-	struct cutrace_exit xe = { s, ret, ret < 0 ? err : 0, 0 };
+	qe = put_u32((unsigned char *)(e + 1), CT_FLD_FD, (uint32_t)fd);
+	qe = put_u32(qe, CT_FLD_NODE, node);
+	qe = put_u64(qe, CT_FLD_REQUEST, (uint64_t)req);
+	qe = put_u64(qe, CT_FLD_ARGP, (uint64_t)(uintptr_t)arg);
+	qe = put_u32(qe, CT_FLD_BLOCK_SIZE, size);
+	qe = put_room(qe, CT_FLD_BLOCK, size);
 	x->seq = s + n1;
-	x->t_ns = now_ns();
 	x->size = sx;
-	x->type = CT_REC_EXIT;
-	x->call = CT_CALL_ioctl;
+	put_type_call(x, CT_REC_EXIT, CT_CALL_ioctl);
 	x->tid = tid;
 	x->flags = 0;
-	__builtin_memcpy(x + 1, &xe, sizeof xe);
-	q = put_bytes((unsigned char *)(x + 1) + sizeof xe, CT_FLD_BLOCK, blk, size);
+	xe->enter_seq = s;
+	xe->err = 0; /* the errno of a failed call is stored after it */
+	xe->reserved = 0;
+	qx = put_room((unsigned char *)(xe + 1), CT_FLD_BLOCK, size);
+	if (pay)
+		qp = put_u32(qx + room, CT_FLD_PAYLOAD_SIZE, ps);
+	put_data(qe, blk, size);
+	ct_ring_commit_tag(r, t, s, CT_TAG_BUSY, ctr);
+	/* from here on the exit record: its head tag and slot */
+	t += n1;
+	s += n1;
+
+	ret = real_ioctl(fd, req, arg);
+	err = errno; /* on success errno is whatever the program had: keep it */
+
+	xe->ret = ret;
+	if (unlikely(ret < 0))
+		xe->err = err;
+	x->t_ns = now_ns();
+	put_data(qx, blk, size);
 	if (pay) {
-		q = put_u32(q, CT_FLD_PAYLOAD_SIZE, ps);
 		if (pay_len && pages_known(pay, pay_len)) {
-			put_bytes(q, CT_FLD_PAYLOAD, pay, pay_len);
+			put_bytes(qp, CT_FLD_PAYLOAD, pay, pay_len);
 		} else {
 			/* the careful copy shrinks the field (and flags the record)
 			 * when the memory cannot be read */
-			struct ct_w w = { .s = { .rec = x }, .p = q, .end = (unsigned char *)x + sx };
+			struct ct_w w = { .s = { .rec = x }, .p = qp, .end = (unsigned char *)x + sx };
 			copy_field_slow(&w, CT_FLD_PAYLOAD, pay, pay_len, 0, NULL);
 		}
 	}
-	ct_ring_commit_at(r, p + n1, s + n1, CT_TAG_PAD, ct_tls_run.ctr);
+	ct_ring_commit_tag(r, t, s, CT_TAG_PAD, ctr);
 	errno = err;
 	return ret;
 }
 
 static int ioctl_general(int fd, uint32_t node, unsigned long req, void *arg);
+
+/* Frontend escape numbers the fast path does not take as plain blocks:
+ * RM_CONTROL (its payload too), CARD_INFO, RM_ALLOC, XFER.  One look-up
+ * keeps every other request off the comparisons below. */
+static const unsigned char nr_special[256] = {
+	[NR_RM_CONTROL] = 1, [NR_RM_ALLOC] = 1, [NR_CARD_INFO] = 1, [NR_XFER] = 1,
+};
 
 /* An ioctl on a node the shim knows: the fast path when it applies, else
  * the general one (kept out of line so that the fast path stays small). */
@@ -426,29 +493,35 @@ int ct_ioctl_slow(int fd, uint32_t node, unsigned long req, void *arg)
 {
 	const unsigned char *blk = arg;
 	unsigned kind = node >> 16;
+	uint32_t size, nr = (uint32_t)(req & 0xff);
 
-	if (likely(ct_ready && !ct_busy && !ct_inj_active && !ct_cfg.disabled &&
-		   __atomic_load_n(&ct_trace_state, __ATOMIC_ACQUIRE) == TS_ACTIVE)) {
-		uint32_t size, nr = (uint32_t)(req & 0xff);
-		bool ctl = false;
-		if (kind == CT_NODE_UVM || kind == CT_NODE_UVM_TOOLS) {
-			size = uvm_size((uint32_t)req);
-		} else {
-			/* frontend requests all carry type 'F' (else: general path,
-			 * which revalidates the fd) */
-			if (((req >> 8) & 0xff) != 'F' && kind != CT_NODE_OTHER)
-				goto general;
-			size = (uint32_t)((req >> 16) & 0x3fff);
-			if (nr == NR_RM_CONTROL && size >= 32)
-				ctl = true;
-			else if (nr == NR_CARD_INFO || (nr == NR_RM_ALLOC && size >= 32) ||
-				 (nr == NR_XFER && size == 16))
+	/* ct_fast_ok: the trace is active, no injection rule (shim.h) */
+	if (unlikely(!__atomic_load_n(&ct_fast_ok, __ATOMIC_ACQUIRE) || ct_busy))
+		goto general;
+	if (kind == CT_NODE_UVM || kind == CT_NODE_UVM_TOOLS) {
+		size = uvm_size((uint32_t)req);
+	} else {
+		/* frontend requests all carry type 'F' (else: general path,
+		 * which revalidates the fd) */
+		if (unlikely(((req >> 8) & 0xff) != 'F')) {
+			if (kind != CT_NODE_OTHER)
 				goto general;
 		}
-		if (size && size <= CAP_BLOCK && pages_known(blk, size) &&
-		    (!ctl || rd32(blk + 8) != CMD_GET_BUILD_VERSION))
-			return ioctl_fast(fd, node, req, arg, size, ctl);
+		size = (uint32_t)((req >> 16) & 0x3fff);
+		if (unlikely(nr_special[nr])) {
+			if (nr == NR_RM_CONTROL && size >= 32) {
+				if (size <= CAP_BLOCK && pages_known(blk, size) &&
+				    rd32(blk + 8) != CMD_GET_BUILD_VERSION)
+					return ioctl_fast(fd, node, req, arg, size, true);
+				goto general;
+			}
+			if (nr == NR_CARD_INFO || (nr == NR_RM_ALLOC && size >= 32) ||
+			    (nr == NR_XFER && size == 16))
+				goto general;
+		}
 	}
+	if (size && size <= CAP_BLOCK && pages_known(blk, size))
+		return ioctl_fast(fd, node, req, arg, size, false);
 general:
 	return ioctl_general(fd, node, req, arg);
 }

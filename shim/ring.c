@@ -12,7 +12,10 @@
 #include <string.h>
 
 #define SLOT CUTRACE_SLOT_SIZE
+/* ct_chunk.fresh of a run in the init area: head never gets this far */
+#define CT_FRESH_ALWAYS (UINT64_C(1) << 62)
 #define unlikely_(x) __builtin_expect(!!(x), 0)
+#define likely_(x)   __builtin_expect(!!(x), 1)
 
 static uint64_t ring_gen; /* attach counter: each attached ring gets a new gen */
 static uint32_t next_ctr; /* the commit counter the next new writer gets */
@@ -149,6 +152,36 @@ void ct_ring_commit(struct ct_ring *r, const struct ct_slot *s)
 }
 
 
+/* the run of slots [start, end) begins at physical slot p */
+static inline void set_run(const struct ct_ring *r, struct ct_chunk *c, uint64_t start, uint64_t end, uint64_t p)
+{
+	c->next = start;
+	c->end = end;
+	c->delta = p - start;
+	/* see run_fresh: a run in the init area is never overwritten */
+	c->fresh = start < r->init_slots ? CT_FRESH_ALWAYS : r->ring_slots - r->ring_slots / 2;
+}
+
+/* take_run when the reservation [s, s + CT_CHUNK_SLOTS) reaches past the end
+ * of the init area or of the ring (out of line: the common case stays a leaf) */
+static __attribute__((noinline)) void take_run_edge(struct ct_ring *r, struct ct_chunk *c, uint64_t s)
+{
+	uint64_t init = r->init_slots, want = CT_CHUNK_SLOTS;
+
+	if (s < init) {
+		/* the init part is padding, the run is the ring part */
+		for (uint64_t i = s; i < init; i++)
+			pad_slot(r, i, i);
+		set_run(r, c, init, s + want, init);
+	} else {
+		uint64_t off = (s - init) % r->ring_slots, end = s + (r->ring_slots - off);
+		/* past the end of the ring: what lies at its start is padding */
+		for (uint64_t i = end; i < s + want; i++)
+			pad_slot(r, ct_ring_phys(r, i), i);
+		set_run(r, c, s, end, init + off);
+	}
+}
+
 /*
  * Take a new run of CT_CHUNK_SLOTS slots for writer c.  Nothing is written:
  * the records carved out of the run tag their own slots, and slots the run
@@ -156,46 +189,35 @@ void ct_ring_commit(struct ct_ring *r, const struct ct_slot *s)
  * straddles the end of the init area or of the ring: the part of the
  * reservation past such an end is padded and the run is shorter.
  */
-static void take_run(struct ct_ring *r, struct ct_chunk *c)
+static inline void take_run(struct ct_ring *r, struct ct_chunk *c)
 {
-	uint64_t want = CT_CHUNK_SLOTS, s, start, end, init = r->init_slots;
+	uint64_t want = CT_CHUNK_SLOTS, init = r->init_slots, s;
 
 	s = __atomic_fetch_add(&r->hdr->head, want, __ATOMIC_RELAXED);
-	start = s;
-	end = s + want;
-	if (s < init) {
-		if (end > init) {
-			/* the init part is padding, the run is the ring part */
-			for (uint64_t i = s; i < init; i++)
-				pad_slot(r, i, i);
-			start = init;
-		}
-	} else {
+	if (s >= init) {
 		uint64_t off = (s - init) % r->ring_slots;
-		if (off + want > r->ring_slots) {
-			/* past the end of the ring: what lies at its start is padding */
-			end = s + (r->ring_slots - off);
-			for (uint64_t i = end; i < s + want; i++)
-				pad_slot(r, ct_ring_phys(r, i), i);
+		if (likely_(off + want <= r->ring_slots)) {
+			set_run(r, c, s, s + want, init + off);
+			return;
 		}
+	} else if (likely_(s + want <= init)) {
+		set_run(r, c, s, s + want, s);
+		return;
 	}
-	c->next = start;
-	c->end = end;
-	c->delta = ct_ring_phys(r, start) - start;
+	take_run_edge(r, c, s);
 }
 
 /* slot s of a run in the ring is still in the newer half of the ring: a run
  * is given up before the ring comes round to it, so that a record begun in
  * it would need half a lap of other writers' records to be overtaken (a
- * record from the shared head needs a whole lap) */
-static inline int run_fresh(const struct ct_ring *r, uint64_t s)
+ * record from the shared head needs a whole lap).  That is
+ *     s < init_slots || head + ring_slots / 2 <= s + ring_slots,
+ * kept as head <= s + c->fresh (take_run), which the inline claim
+ * (ring.h, ct_ring_claim_fast) tests with one load of the head. */
+static inline int run_fresh(const struct ct_ring *r, const struct ct_chunk *c, uint64_t s)
 {
-	uint64_t head = __atomic_load_n(&r->hdr->head, __ATOMIC_RELAXED);
-
-	return s < r->init_slots || head + r->ring_slots / 2 <= s + r->ring_slots;
+	return __atomic_load_n(&r->hdr->head, __ATOMIC_RELAXED) <= s + c->fresh;
 }
-
-static int claim_locked(struct ct_ring *r, struct ct_chunk *c, uint64_t n, uint64_t *s_out, uint64_t *p_out);
 
 int ct_ring_claim(struct ct_ring *r, struct ct_chunk *c, uint64_t n, uint64_t *s_out, uint64_t *p_out)
 {
@@ -212,21 +234,21 @@ int ct_ring_claim(struct ct_ring *r, struct ct_chunk *c, uint64_t n, uint64_t *s
 	}
 	c->busy = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	ret = claim_locked(r, c, n, s_out, p_out);
+	ret = ct_ring_claim_locked(r, c, n, s_out, p_out);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	c->busy = 0;
 	return ret;
 }
 
 /* ct_ring_claim with c->busy set */
-static int claim_locked(struct ct_ring *r, struct ct_chunk *c, uint64_t n, uint64_t *s_out, uint64_t *p_out)
+int ct_ring_claim_locked(struct ct_ring *r, struct ct_chunk *c, uint64_t n, uint64_t *s_out, uint64_t *p_out)
 {
 	uint64_t s;
 
 	if (unlikely_(c->gen != r->gen)) {
 		/* a new ring (a new trace file, a forked child): start over */
 		c->gen = r->gen;
-		c->next = c->end = c->delta = 0;
+		c->next = c->end = c->delta = c->fresh = 0;
 		c->records = 0;
 		/* counters handed out in turn: the first counters_n writers
 		 * each have their own cache line */
@@ -247,7 +269,7 @@ static int claim_locked(struct ct_ring *r, struct ct_chunk *c, uint64_t n, uint6
 		return reserve_slots(r, n, s_out, p_out);
 	}
 	s = c->next;
-	if (unlikely_(s + n > c->end || !run_fresh(r, s))) {
+	if (unlikely_(s + n > c->end || !run_fresh(r, c, s))) {
 		take_run(r, c);
 		s = c->next;
 		if (s + n > c->end) { /* a short run at the end of the ring */

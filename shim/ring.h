@@ -32,6 +32,8 @@ struct ct_chunk {
 	uint64_t next;      /* next free monotonic slot of the run */
 	uint64_t end;       /* end of the run (monotonic, exclusive) */
 	uint64_t delta;     /* physical slot = monotonic slot + delta (mod 2^64) */
+	uint64_t fresh;     /* slot s of the run is fresh while header.head <= s + fresh
+			     * (ring.c, run_fresh): set when the run is taken */
 	uint32_t records;   /* records this writer reserved in this ring */
 	uint64_t *ctr;      /* this writer's commit counter, or NULL */
 	volatile uint32_t busy; /* inside a claim: a signal handler that records
@@ -88,40 +90,50 @@ int ct_ring_reserve_pair(struct ct_ring *r, struct ct_chunk *c, uint32_t size1, 
 
 /* n consecutive slots, through c (a run or the shared head); no tags set */
 int ct_ring_claim(struct ct_ring *r, struct ct_chunk *c, uint64_t n, uint64_t *s, uint64_t *p);
+/* the same, called with c->busy already set (ct_ring_claim_fast) */
+int ct_ring_claim_locked(struct ct_ring *r, struct ct_chunk *c, uint64_t n, uint64_t *s, uint64_t *p);
 
 /* The common case of ct_ring_claim inline: the writer's run has room and the
- * ring has not come round to it. */
-static inline int ct_ring_claim_fast(struct ct_ring *r, struct ct_chunk *c, uint64_t n, uint64_t *s,
-				     uint64_t *p)
+ * ring has not come round to it.  Otherwise the general claim runs under the
+ * same busy mark. */
+static inline __attribute__((always_inline)) int ct_ring_claim_fast(struct ct_ring *r, struct ct_chunk *c,
+								    uint64_t n, uint64_t *s, uint64_t *p)
 {
-	uint64_t x;
+	/* the out-of-line calls get locals: the caller's s and p stay in registers */
+	uint64_t x, s1, p1;
+	int ret;
 
-	if (__builtin_expect(c->busy, 0))
-		return ct_ring_claim(r, c, n, s, p);
-	c->busy = 1;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	x = c->next;
-	if (__builtin_expect(c->gen == r->gen && x + n <= c->end &&
-			     (x < r->init_slots ||
-			      __atomic_load_n(&r->hdr->head, __ATOMIC_RELAXED) + r->ring_slots / 2 <=
-				      x + r->ring_slots), 1)) {
-		c->next = x + n;
-		*s = x;
-		*p = x + c->delta;
+	if (__builtin_expect(!c->busy, 1)) {
+		c->busy = 1;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		x = c->next;
+		if (__builtin_expect(c->gen == r->gen && x + n <= c->end &&
+				     __atomic_load_n(&r->hdr->head, __ATOMIC_RELAXED) <= x + c->fresh, 1)) {
+			c->next = x + n;
+			*s = x;
+			*p = x + c->delta;
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			c->busy = 0;
+			return 0;
+		}
+		ret = ct_ring_claim_locked(r, c, n, &s1, &p1);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		c->busy = 0;
-		return 0;
+	} else {
+		ret = ct_ring_claim(r, c, n, &s1, &p1); /* a signal handler inside a claim */
 	}
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	c->busy = 0;
-	return ct_ring_claim(r, c, n, s, p);
+	*s = s1;
+	*p = p1;
+	return ret;
 }
 
-/* tag slots [p, p + n) for a record with head slot s: continuation slots
- * CONT, the head `head_kind` (BUSY while written, PAD while held back) */
-static inline __attribute__((always_inline)) void ct_ring_tag(struct ct_ring *r, uint64_t s, uint64_t p, uint64_t n, unsigned head_kind)
+/* tag the n slots from t (the tag of the head slot) for a record with head
+ * slot s: continuation slots CONT, the head `head_kind` (BUSY while written,
+ * PAD while held back) */
+static inline __attribute__((always_inline)) void ct_ring_tag_at(uint64_t *t, uint64_t s, uint64_t n,
+								  unsigned head_kind)
 {
-	uint64_t *t = r->tags + p, cont = CT_TAG_MAKE(s, CT_TAG_CONT);
+	uint64_t cont = CT_TAG_MAKE(s, CT_TAG_CONT);
 
 	/* records of up to 16 slots (1 KiB) take straight-line stores */
 #define CT_CONT_(i) __atomic_store_n(&t[i], cont, __ATOMIC_RELAXED)
@@ -149,11 +161,17 @@ static inline __attribute__((always_inline)) void ct_ring_tag(struct ct_ring *r,
 #undef CT_CONT_
 	__atomic_store_n(t, CT_TAG_MAKE(s, head_kind), __ATOMIC_RELAXED);
 }
+
+/* tag slots [p, p + n) for a record with head slot s (ct_ring_tag_at) */
+static inline __attribute__((always_inline)) void ct_ring_tag(struct ct_ring *r, uint64_t s, uint64_t p, uint64_t n, unsigned head_kind)
+{
+	ct_ring_tag_at(r->tags + p, s, n, head_kind);
+}
 void ct_ring_commit(struct ct_ring *r, const struct ct_slot *s);
 
 /*
- * Commit the record at physical slot p, head slot s, reserved with head tag
- * kind `held` (BUSY, or PAD for the second of a pair), for the writer with
+ * Commit the record whose head slot's tag is t (head slot s), reserved with
+ * head tag kind `held` (BUSY, or PAD for the second of a pair), for the writer with
  * commit counter ctr (NULL: none).  A writer stalled for a lap of the ring (descheduled
  * in a hook, a signal handler) finds its head slot owned by a newer record:
  * it must not destroy that one, so the commit only happens while the tag is
@@ -162,24 +180,32 @@ void ct_ring_commit(struct ct_ring *r, const struct ct_slot *s);
  * "Counting"): the counter is added before the commit store, so a reader
  * never finds more records than counted.
  */
-static inline void ct_ring_commit_at(struct ct_ring *r, uint64_t p, uint64_t s, unsigned held,
-				     uint64_t *ctr)
+static inline __attribute__((always_inline)) void ct_ring_commit_tag(struct ct_ring *r, uint64_t *t,
+								       uint64_t s, unsigned held, uint64_t *ctr)
 {
-	uint64_t *t = &r->tags[p];
+	/* the record's slots are in the ring exactly when s is (ct_ring_phys) */
+	int in_ring = s >= r->init_slots;
 
 	/* overtaken while writing: the ring has reserved our slots again (the
 	 * head slot first: reservations are in order), so whatever was written
 	 * there since is newer than us, or our bytes are in it (a newer record
 	 * that a reader then finds malformed); either way not ours to commit */
-	if (__builtin_expect((s >= r->init_slots &&
+	if (__builtin_expect((in_ring &&
 			      __atomic_load_n(&r->hdr->head, __ATOMIC_RELAXED) > s + r->ring_slots) ||
 			     __atomic_load_n(t, __ATOMIC_RELAXED) != CT_TAG_MAKE(s, held), 0)) {
 		__atomic_fetch_add(&r->hdr->dropped, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	if (p >= r->init_slots && ctr)
+	if (in_ring && ctr)
 		__atomic_fetch_add(ctr, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(t, CT_TAG_MAKE(s, CT_TAG_HEAD), __ATOMIC_RELEASE);
+}
+
+/* the same by physical slot p (t = &tags[p]) */
+static inline void ct_ring_commit_at(struct ct_ring *r, uint64_t p, uint64_t s, unsigned held,
+				     uint64_t *ctr)
+{
+	ct_ring_commit_tag(r, &r->tags[p], s, held, ctr);
 }
 
 /* Physical slot index of monotonic slot s. */
@@ -191,15 +217,19 @@ static inline uint64_t ct_ring_phys(const struct ct_ring *r, uint64_t s)
 }
 
 /* The slots of a pair (ct_ring_reserve_pair) of n1 and n2 slots, inline for
- * the recording fast path: claimed and tagged; the caller fills both record
- * headers (seq, size included) and commits each with ct_ring_commit_at. */
-static inline int ct_ring_pair_fast(struct ct_ring *r, struct ct_chunk *c, uint64_t n1, uint64_t n2,
-				    uint64_t *s, uint64_t *p)
+ * the recording fast path: claimed and tagged.  Returns 0 and in *t the tag
+ * of the first record's head slot (the second's is n1 further), or -1 when
+ * nothing could be claimed; the caller fills both record headers (seq, size
+ * included) and commits each with ct_ring_commit_tag. */
+static inline __attribute__((always_inline)) int ct_ring_pair_fast(struct ct_ring *r, struct ct_chunk *c,
+								   uint64_t n1, uint64_t n2, uint64_t *s,
+								   uint64_t *p, uint64_t **t)
 {
 	if (ct_ring_claim_fast(r, c, n1 + n2, s, p) < 0)
 		return -1;
-	ct_ring_tag(r, *s, *p, n1, CT_TAG_BUSY);
-	ct_ring_tag(r, *s + n1, *p + n1, n2, CT_TAG_PAD); /* held back until committed */
+	*t = r->tags + *p;
+	ct_ring_tag_at(*t, *s, n1, CT_TAG_BUSY);
+	ct_ring_tag_at(*t + n1, *s + n1, n2, CT_TAG_PAD); /* held back until committed */
 	return 0;
 }
 

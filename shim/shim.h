@@ -95,6 +95,12 @@ static inline void ct_ensure_init(void)
  * of slots and cached tid (trace.c; read inline by the recording fast path) */
 enum { TS_NONE, TS_CREATING, TS_ACTIVE, TS_FAILED };
 extern int ct_trace_state CT_HIDDEN;
+/* 1 while a fast path may record straight into the ring: the trace is
+ * active (so the shim is initialised and not disabled) and no injection
+ * rule is in force.  One load instead of five; kept by trace.c wherever
+ * ct_trace_state enters or leaves TS_ACTIVE (release; read with acquire).
+ * The caller still checks ct_busy. */
+extern int ct_fast_ok CT_HIDDEN;
 extern struct ct_ring ct_ring_main CT_HIDDEN;
 extern CT_TLS struct ct_chunk ct_tls_run CT_HIDDEN;
 extern CT_TLS pid_t ct_tls_tid CT_HIDDEN;

@@ -47,6 +47,7 @@ CT_TLS struct ct_chunk ct_tls_run; /* this thread's run of slots (ring.h) */
 #define CT_CTX_CAP      (28u << 10)
 
 int ct_trace_state; /* TS_* (shim.h) */
+int ct_fast_ok;     /* shim.h */
 static pid_t creator_tid;
 struct ct_ring ct_ring_main;
 static void *trace_map;
@@ -252,6 +253,7 @@ static void on_exit_handler(void)
  */
 static void atfork_child(void)
 {
+	__atomic_store_n(&ct_fast_ok, 0, __ATOMIC_RELEASE);
 	if (trace_map)
 		munmap(trace_map, trace_len);
 	trace_map = NULL;
@@ -722,6 +724,9 @@ static bool trace_get(void)
 			errno = saved;
 			__atomic_store_n(&ct_trace_state, r == 0 ? TS_ACTIVE : TS_FAILED,
 					 __ATOMIC_RELEASE);
+			/* ct_inj_active and ct_cfg.disabled are fixed by ct_init */
+			if (r == 0 && !ct_inj_active)
+				__atomic_store_n(&ct_fast_ok, 1, __ATOMIC_RELEASE);
 			/* reasons other threads gave while the file was being made */
 			if (r == 0 && __atomic_load_n(&notes_written, __ATOMIC_SEQ_CST) < notes_avail())
 				notes_flush();
