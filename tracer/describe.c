@@ -40,30 +40,44 @@ static void appendf(char *buf, size_t size, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* append data as a C-style quoted string: "abc\n\x01" */
-static void append_quoted(char *buf, size_t size, const unsigned char *s, size_t len)
+/* data as a C-style quoted string: "abc\n\x01"; cut inside the quotes when
+ * the buffer is short (nothing at all without room for both quotes) */
+static void sb_quoted(struct ct_sb *b, const unsigned char *s, size_t len)
 {
-	size_t n = strlen(buf);
+	static const char hex[] = "0123456789abcdef";
+	char *o = b->p;
 
-	if (n + 3 > size)
+	if (b->last - o < 2)
 		return;
-	buf[n++] = '"';
-	for (size_t i = 0; i < len && n + 6 < size; i++) {
+	*o++ = '"';
+	for (size_t i = 0; i < len && b->last - o > 5; i++) {
 		unsigned char c = s[i];
 		if (c == '"' || c == '\\') {
-			buf[n++] = '\\';
-			buf[n++] = (char)c;
+			*o++ = '\\';
+			*o++ = (char)c;
 		} else if (c == '\n') {
-			buf[n++] = '\\';
-			buf[n++] = 'n';
+			*o++ = '\\';
+			*o++ = 'n';
 		} else if (c < 0x20 || c >= 0x7f) {
-			n += (size_t)snprintf(buf + n, size - n, "\\x%02x", c);
+			*o++ = '\\';
+			*o++ = 'x';
+			*o++ = hex[c >> 4];
+			*o++ = hex[c & 15];
 		} else {
-			buf[n++] = (char)c;
+			*o++ = (char)c;
 		}
 	}
-	buf[n++] = '"';
-	buf[n] = 0;
+	*o++ = '"';
+	*o = 0;
+	b->p = o;
+}
+
+static void append_quoted(char *buf, size_t size, const unsigned char *s, size_t len)
+{
+	struct ct_sb b;
+
+	ct_sb_append_to(&b, buf, size);
+	sb_quoted(&b, s, len);
 }
 
 static const char *keep(struct ct_desc *d, const void *s, size_t len)
@@ -105,14 +119,18 @@ static const char *keepf(struct ct_desc *d, const char *fmt, ...)
 
 /* ---- arguments ------------------------------------------------------------------- */
 
-static struct ct_desc_arg *arg_new(struct ct_desc *d, const char *key, enum ct_arg_kind kind)
+/* inlined into the arg_* helpers below, so that the length of a literal
+ * key is known at compile time */
+static inline __attribute__((always_inline)) struct ct_desc_arg *
+arg_new(struct ct_desc *d, const char *key, enum ct_arg_kind kind)
 {
+	size_t kn = __builtin_strlen(key);
 	struct ct_desc_arg *a;
 
 	for (unsigned i = 0; i < d->nargs; i++) {
-		const char *k = d->args[i].key;
+		a = &d->args[i];
 		/* keys are mostly the same literals: the pointer, then the text */
-		if (k == key || (k[0] == key[0] && !strcmp(k, key)))
+		if (a->klen == kn && (a->key == key || !memcmp(a->key, key, kn)))
 			return NULL; /* first one wins: JSON keys stay unique */
 	}
 	if (d->nargs >= CT_DESC_MAX_ARGS)
@@ -120,46 +138,47 @@ static struct ct_desc_arg *arg_new(struct ct_desc *d, const char *key, enum ct_a
 	a = &d->args[d->nargs++];
 	memset(a, 0, sizeof *a);
 	a->key = key;
+	a->klen = kn;
 	a->kind = kind;
 	return a;
 }
 
-static void arg_str(struct ct_desc *d, const char *key, const char *s)
+static inline __attribute__((always_inline)) void arg_str(struct ct_desc *d, const char *key, const char *s)
 {
 	struct ct_desc_arg *a = arg_new(d, key, CT_ARG_STR);
 	if (a)
 		a->s = s;
 }
 
-static void arg_int(struct ct_desc *d, const char *key, int64_t v)
+static inline __attribute__((always_inline)) void arg_int(struct ct_desc *d, const char *key, int64_t v)
 {
 	struct ct_desc_arg *a = arg_new(d, key, CT_ARG_INT);
 	if (a)
 		a->i = v;
 }
 
-static void arg_uint(struct ct_desc *d, const char *key, uint64_t v)
+static inline __attribute__((always_inline)) void arg_uint(struct ct_desc *d, const char *key, uint64_t v)
 {
 	struct ct_desc_arg *a = arg_new(d, key, CT_ARG_UINT);
 	if (a)
 		a->u = v;
 }
 
-static void arg_hex(struct ct_desc *d, const char *key, uint64_t v)
+static inline __attribute__((always_inline)) void arg_hex(struct ct_desc *d, const char *key, uint64_t v)
 {
 	struct ct_desc_arg *a = arg_new(d, key, CT_ARG_HEX);
 	if (a)
 		a->u = v;
 }
 
-static void arg_bool(struct ct_desc *d, const char *key, bool v)
+static inline __attribute__((always_inline)) void arg_bool(struct ct_desc *d, const char *key, bool v)
 {
 	struct ct_desc_arg *a = arg_new(d, key, CT_ARG_BOOL);
 	if (a)
 		a->b = v;
 }
 
-static void arg_bytes(struct ct_desc *d, const char *key, const unsigned char *p, uint32_t len)
+static inline __attribute__((always_inline)) void arg_bytes(struct ct_desc *d, const char *key, const unsigned char *p, uint32_t len)
 {
 	struct ct_desc_arg *a = arg_new(d, key, CT_ARG_BYTES);
 	if (a) {
@@ -405,7 +424,9 @@ static void set_target(struct ct_desc *d, const unsigned char *p, size_t len)
 static void errno_result(struct ct_desc *d)
 {
 	if (d->ret >= 0) {
-		snprintf(d->result, sizeof d->result, "%" PRId64, d->ret);
+		struct ct_sb b;
+		ct_sb_init(&b, d->result, sizeof d->result);
+		ct_sb_i64(&b, d->ret);
 		return;
 	}
 	d->result_name = d->errno_name;
@@ -460,15 +481,30 @@ static void describe_io(const struct ct_trace *t, const struct ct_event *ev, str
 
 	if (ev->call == CT_CALL_ioctl) {
 		struct ct_ioctl_desc *io = &d->ioctl;
+		struct ct_sb b;
 		d->is_ioctl = true;
 		ct_describe_ioctl(t, ev, io);
 		d->nv = ct_describe_last_nv();
-		snprintf(d->target, sizeof d->target, "fd %d (%s) req 0x%" PRIx64, io->fd, io->node, io->request);
-		snprintf(d->text_args, sizeof d->text_args, "%d (%s), %s", io->fd, io->node, io->name);
+		/* "fd 5 (nvidiactl) req 0xc020462a" and "5 (nvidiactl), NAME" */
+		ct_sb_init(&b, d->target, sizeof d->target);
+		ct_sb_str(&b, "fd ");
+		ct_sb_i64(&b, io->fd);
+		ct_sb_str(&b, " (");
+		ct_sb_str(&b, io->node);
+		ct_sb_str(&b, ") req 0x");
+		ct_sb_hex(&b, io->request);
+		ct_sb_init(&b, d->text_args, sizeof d->text_args);
+		ct_sb_i64(&b, io->fd);
+		ct_sb_str(&b, " (");
+		ct_sb_str(&b, io->node);
+		ct_sb_str(&b, "), ");
+		ct_sb_str(&b, io->name);
 		if (d->has_result)
 			errno_result(d);
-		if (io->detail[0])
-			appendf(d->detail, sizeof d->detail, "%s", io->detail);
+		if (io->detail[0]) {
+			ct_sb_init(&b, d->detail, sizeof d->detail);
+			ct_sb_str(&b, io->detail);
+		}
 		if (io->has_status && io->status && !(io->status_name && strstr(d->detail, io->status_name)))
 			appendf(d->detail, sizeof d->detail, "%sstatus %s (0x%x)", d->detail[0] ? "  " : "",
 				io->status_name ? io->status_name : "?", io->status);
@@ -477,9 +513,19 @@ static void describe_io(const struct ct_trace *t, const struct ct_event *ev, str
 	if (ev->call == CT_CALL_close) {
 		if (ct_rec_i32(&ev->enter, CT_FLD_FD, &fd)) {
 			ct_rec_u32(&ev->enter, CT_FLD_NODE, &node);
+			struct ct_sb b;
 			ct_node_name(node, buf, sizeof buf);
-			snprintf(d->target, sizeof d->target, "fd %d (%s)", fd, buf);
-			snprintf(d->text_args, sizeof d->text_args, "%d (%s)", fd, buf);
+			ct_sb_init(&b, d->target, sizeof d->target);
+			ct_sb_str(&b, "fd ");
+			ct_sb_i64(&b, fd);
+			ct_sb_str(&b, " (");
+			ct_sb_str(&b, buf);
+			ct_sb_str(&b, ")");
+			ct_sb_init(&b, d->text_args, sizeof d->text_args);
+			ct_sb_i64(&b, fd);
+			ct_sb_str(&b, " (");
+			ct_sb_str(&b, buf);
+			ct_sb_str(&b, ")");
 		}
 		if (d->has_result)
 			errno_result(d);
@@ -489,14 +535,16 @@ static void describe_io(const struct ct_trace *t, const struct ct_event *ev, str
 }
 
 /* RTLD_DEFAULT / RTLD_NEXT are 0 and -1 on glibc */
-static void append_handle(char *buf, size_t size, uint64_t h)
+static void sb_handle(struct ct_sb *b, uint64_t h)
 {
-	if (h == 0)
-		appendf(buf, size, "RTLD_DEFAULT");
-	else if (h == UINT64_MAX)
-		appendf(buf, size, "RTLD_NEXT");
-	else
-		appendf(buf, size, "0x%" PRIx64, h);
+	if (h == 0) {
+		ct_sb_str(b, "RTLD_DEFAULT");
+	} else if (h == UINT64_MAX) {
+		ct_sb_str(b, "RTLD_NEXT");
+	} else {
+		ct_sb_str(b, "0x");
+		ct_sb_hex(b, h);
+	}
 }
 
 static void describe_loader(const struct ct_event *ev, struct ct_desc *d)
@@ -507,45 +555,55 @@ static void describe_loader(const struct ct_event *ev, struct ct_desc *d)
 	uint64_t h;
 	int64_t lmid;
 	char buf[256];
+	struct ct_sb b;
 
+	ct_sb_init(&b, d->text_args, sizeof d->text_args);
 	switch (ev->call) {
 	case CT_CALL_dlopen:
 	case CT_CALL_dlmopen:
-		if (ct_rec_i64(&ev->enter, CT_FLD_LMID, &lmid))
-			appendf(d->text_args, sizeof d->text_args, lmid == -1 ? "LM_ID_NEWLM, " :
-				lmid == 0 ? "LM_ID_BASE, " : "%" PRId64 ", ", lmid);
+		if (ct_rec_i64(&ev->enter, CT_FLD_LMID, &lmid)) {
+			if (lmid == -1) {
+				ct_sb_str(&b, "LM_ID_NEWLM, ");
+			} else if (lmid == 0) {
+				ct_sb_str(&b, "LM_ID_BASE, ");
+			} else {
+				ct_sb_i64(&b, lmid);
+				ct_sb_str(&b, ", ");
+			}
+		}
 		if (rstr(&ev->enter, CT_FLD_LIBNAME, &p, &len)) {
 			set_target(d, p, len);
-			append_quoted(d->text_args, sizeof d->text_args, p, len);
+			sb_quoted(&b, p, len);
 		} else if (ev->has_enter) {
 			snprintf(d->target, sizeof d->target, "(main program)");
-			appendf(d->text_args, sizeof d->text_args, "NULL");
+			ct_sb_str(&b, "NULL");
 		}
-		if (ct_rec_u32(&ev->enter, CT_FLD_DLFLAGS, &u))
-			appendf(d->text_args, sizeof d->text_args, ", %s",
-				ct_dlopen_flags_str((int)u, buf, sizeof buf));
+		if (ct_rec_u32(&ev->enter, CT_FLD_DLFLAGS, &u)) {
+			ct_sb_str(&b, ", ");
+			ct_sb_str(&b, ct_dlopen_flags_str((int)u, buf, sizeof buf));
+		}
 		break;
 	case CT_CALL_dlsym:
 	case CT_CALL_dlvsym:
 		if (ct_rec_u64(&ev->enter, CT_FLD_HANDLE, &h))
-			append_handle(d->text_args, sizeof d->text_args, h);
+			sb_handle(&b, h);
 		if (ev_str(ev, CT_FLD_SYMBOL, &p, &len)) {
 			set_target(d, p, len);
-			appendf(d->text_args, sizeof d->text_args, ", ");
-			append_quoted(d->text_args, sizeof d->text_args, p, len);
+			ct_sb_str(&b, ", ");
+			sb_quoted(&b, p, len);
 		}
 		if (ev_str(ev, CT_FLD_SYMVER, &p, &len)) {
-			appendf(d->text_args, sizeof d->text_args, ", ");
-			append_quoted(d->text_args, sizeof d->text_args, p, len);
+			ct_sb_str(&b, ", ");
+			sb_quoted(&b, p, len);
 		}
 		break;
 	case CT_CALL_dlclose:
 		if (ct_rec_u64(&ev->enter, CT_FLD_HANDLE, &h))
-			append_handle(d->text_args, sizeof d->text_args, h);
+			sb_handle(&b, h);
 		if (ev_str(ev, CT_FLD_REALPATH, &p, &len)) {
 			set_target(d, p, len);
-			appendf(d->text_args, sizeof d->text_args, " ");
-			append_quoted(d->text_args, sizeof d->text_args, p, len);
+			ct_sb_str(&b, " ");
+			sb_quoted(&b, p, len);
 		} else if (ev->has_enter) {
 			snprintf(d->target, sizeof d->target, "0x%" PRIx64, h);
 		}
@@ -553,24 +611,30 @@ static void describe_loader(const struct ct_event *ev, struct ct_desc *d)
 	}
 	if (!d->has_result)
 		return;
+	ct_sb_init(&b, d->result, sizeof d->result);
 	if (ev->call == CT_CALL_dlclose) {
-		snprintf(d->result, sizeof d->result, "%" PRId64, d->ret);
+		ct_sb_i64(&b, d->ret);
 	} else if (d->ret == 0) {
 		d->result_name = "NULL";
-		snprintf(d->result, sizeof d->result, "NULL");
+		ct_sb_str(&b, "NULL");
 	} else {
-		snprintf(d->result, sizeof d->result, "0x%" PRIx64, (uint64_t)d->ret);
+		ct_sb_str(&b, "0x");
+		ct_sb_hex(&b, (uint64_t)d->ret);
 	}
+	ct_sb_init(&b, d->detail, sizeof d->detail);
 	if (ev->call != CT_CALL_dlclose && rstr(&ev->exit, CT_FLD_REALPATH, &p, &len) &&
 	    (strlen(d->target) != len || memcmp(d->target, p, len))) {
-		appendf(d->detail, sizeof d->detail, "-> ");
-		append_quoted(d->detail, sizeof d->detail, p, len);
+		ct_sb_str(&b, "-> ");
+		sb_quoted(&b, p, len);
 	}
-	if (ev->has_exit && ct_rec_u32(&ev->exit, CT_FLD_WRAPPED, &u) && u)
-		appendf(d->detail, sizeof d->detail, "%s(cutrace wrapper)", d->detail[0] ? " " : "");
+	if (ev->has_exit && ct_rec_u32(&ev->exit, CT_FLD_WRAPPED, &u) && u) {
+		ct_sb_str(&b, d->detail[0] ? " " : "");
+		ct_sb_str(&b, "(cutrace wrapper)");
+	}
 	if (rstr(&ev->exit, CT_FLD_DLERROR, &p, &len)) {
-		appendf(d->detail, sizeof d->detail, "%sdlerror: ", d->detail[0] ? "  " : "");
-		append_quoted(d->detail, sizeof d->detail, p, len);
+		ct_sb_str(&b, d->detail[0] ? "  " : "");
+		ct_sb_str(&b, "dlerror: ");
+		sb_quoted(&b, p, len);
 	}
 }
 
@@ -582,34 +646,50 @@ static void describe_cuda(const struct ct_event *ev, struct ct_desc *d)
 	uint64_t u64;
 	uint32_t u;
 	const char *name = NULL;
+	struct ct_sb b;
 
+	ct_sb_init(&b, d->text_args, sizeof d->text_args);
 	if (ev->call == CT_CALL_cuGetProcAddress || ev->call == CT_CALL_cuGetProcAddress_v2) {
 		if (ev_str(ev, CT_FLD_SYMBOL, &p, &len)) {
 			set_target(d, p, len);
-			append_quoted(d->text_args, sizeof d->text_args, p, len);
+			sb_quoted(&b, p, len);
 		}
-		if (ct_rec_u32(&ev->enter, CT_FLD_CUDAVER, &u))
-			appendf(d->text_args, sizeof d->text_args, ", %d", (int32_t)u);
-		if (ct_rec_u64(&ev->enter, CT_FLD_GPAFLAGS, &u64))
-			appendf(d->text_args, sizeof d->text_args, ", 0x%" PRIx64, u64);
+		if (ct_rec_u32(&ev->enter, CT_FLD_CUDAVER, &u)) {
+			ct_sb_str(&b, ", ");
+			ct_sb_i64(&b, (int32_t)u);
+		}
+		if (ct_rec_u64(&ev->enter, CT_FLD_GPAFLAGS, &u64)) {
+			ct_sb_str(&b, ", 0x");
+			ct_sb_hex(&b, u64);
+		}
 	} else if (ev->has_enter) {
 		if (ct_rec_i64(&ev->enter, CT_FLD_ARG, &v)) {
 			const char *k = arg_key(ev->call, false);
 			bool hex = !strcmp(k, "ctx") || !strcmp(k, "ptr") || !strcmp(k, "flags");
-			appendf(d->text_args, sizeof d->text_args, hex ? "%s=0x%" PRIx64 : "%s=%" PRId64, k,
-				hex ? (int64_t)(uint64_t)v : v);
+			ct_sb_str(&b, k);
+			if (hex) {
+				ct_sb_str(&b, "=0x");
+				ct_sb_hex(&b, (uint64_t)v);
+			} else {
+				ct_sb_str(&b, "=");
+				ct_sb_i64(&b, v);
+			}
 		}
-		if (ct_rec_i64(&ev->enter, CT_FLD_ARG2, &v))
-			appendf(d->text_args, sizeof d->text_args, ", %s=%" PRId64, arg_key(ev->call, true), v);
+		if (ct_rec_i64(&ev->enter, CT_FLD_ARG2, &v)) {
+			ct_sb_str(&b, ", ");
+			ct_sb_str(&b, arg_key(ev->call, true));
+			ct_sb_str(&b, "=");
+			ct_sb_i64(&b, v);
+		}
 	}
+	ct_sb_init(&b, d->detail, sizeof d->detail);
 	if (rstr(&ev->enter, CT_FLD_ENV, &p, &len)) {
-		appendf(d->detail, sizeof d->detail, "[");
-		size_t n = strlen(d->detail);
-		if (len > sizeof d->detail - n - 2)
-			len = (uint16_t)(sizeof d->detail - n - 2);
-		memcpy(d->detail + n, p, len);
-		d->detail[n + len] = 0;
-		appendf(d->detail, sizeof d->detail, "] ");
+		ct_sb_str(&b, "[");
+		/* the environment is cut to leave room for the "] " */
+		if (len > b.last - b.p - 1)
+			len = (uint16_t)(b.last - b.p - 1);
+		ct_sb_mem(&b, (const char *)p, len);
+		ct_sb_str(&b, "] ");
 	}
 	if (!d->has_result)
 		return;
@@ -619,32 +699,54 @@ static void describe_cuda(const struct ct_event *ev, struct ct_desc *d)
 	case CT_FAM_NVML: name = ct_nvml_return_name((int)d->ret); break;
 	}
 	d->result_name = name;
-	if (name && d->ret == 0)
-		snprintf(d->result, sizeof d->result, "%s", name);
-	else if (name)
-		snprintf(d->result, sizeof d->result, "%s (%" PRId64 ")", name, d->ret);
-	else
-		snprintf(d->result, sizeof d->result, "%" PRId64, d->ret);
+	{
+		struct ct_sb r;
+		ct_sb_init(&r, d->result, sizeof d->result);
+		if (name)
+			ct_sb_str(&r, name);
+		if (name && d->ret != 0)
+			ct_sb_str(&r, " (");
+		if (!name || d->ret != 0)
+			ct_sb_i64(&r, d->ret);
+		if (name && d->ret != 0)
+			ct_sb_str(&r, ")");
+	}
 	if (!ev->has_exit)
 		return;
-	if (ct_rec_i64(&ev->exit, CT_FLD_OUT, &v))
-		appendf(d->detail, sizeof d->detail, "-> %s %" PRId64, out_key(ev->call), v);
-	if (ct_rec_u64(&ev->exit, CT_FLD_OUTPTR, &u64))
-		appendf(d->detail, sizeof d->detail, "-> %s 0x%" PRIx64, outptr_key(ev->call), u64);
-	if (rstr(&ev->exit, CT_FLD_TEXT, &p, &len)) {
-		appendf(d->detail, sizeof d->detail, "-> ");
-		append_quoted(d->detail, sizeof d->detail, p, len);
+	if (ct_rec_i64(&ev->exit, CT_FLD_OUT, &v)) {
+		ct_sb_str(&b, "-> ");
+		ct_sb_str(&b, out_key(ev->call));
+		ct_sb_str(&b, " ");
+		ct_sb_i64(&b, v);
 	}
-	if (ct_rec_u64(&ev->exit, CT_FLD_PFN, &u64))
-		appendf(d->detail, sizeof d->detail, "-> pfn 0x%" PRIx64, u64);
+	if (ct_rec_u64(&ev->exit, CT_FLD_OUTPTR, &u64)) {
+		ct_sb_str(&b, "-> ");
+		ct_sb_str(&b, outptr_key(ev->call));
+		ct_sb_str(&b, " 0x");
+		ct_sb_hex(&b, u64);
+	}
+	if (rstr(&ev->exit, CT_FLD_TEXT, &p, &len)) {
+		ct_sb_str(&b, "-> ");
+		sb_quoted(&b, p, len);
+	}
+	if (ct_rec_u64(&ev->exit, CT_FLD_PFN, &u64)) {
+		ct_sb_str(&b, "-> pfn 0x");
+		ct_sb_hex(&b, u64);
+	}
 	if (ct_rec_u32(&ev->exit, CT_FLD_WRAPPED, &u) && u)
-		appendf(d->detail, sizeof d->detail, " (cutrace wrapper)");
+		ct_sb_str(&b, " (cutrace wrapper)");
 	if (ct_rec_u32(&ev->exit, CT_FLD_SYMSTATUS, &u)) {
-		const char *s = symstatus_name((int32_t)u);
-		if (s && u)
-			appendf(d->detail, sizeof d->detail, " symbol status %s (%d)", s, (int32_t)u);
-		else if (!s)
-			appendf(d->detail, sizeof d->detail, " symbol status %d", (int32_t)u);
+		const char *st = symstatus_name((int32_t)u);
+		if (st && u) {
+			ct_sb_str(&b, " symbol status ");
+			ct_sb_str(&b, st);
+			ct_sb_str(&b, " (");
+			ct_sb_i64(&b, (int32_t)u);
+			ct_sb_str(&b, ")");
+		} else if (!st) {
+			ct_sb_str(&b, " symbol status ");
+			ct_sb_i64(&b, (int32_t)u);
+		}
 	}
 }
 
@@ -759,7 +861,7 @@ void ct_desc_args_json_ex(struct ct_json *j, const struct ct_desc *d, bool raw)
 	ct_json_obj_begin(j);
 	for (unsigned i = 0; i < d->nargs; i++) {
 		const struct ct_desc_arg *a = &d->args[i];
-		size_t kn = strlen(a->key);
+		size_t kn = a->klen;
 		if (a->kind == CT_ARG_BYTES && !raw) {
 			/* raw memory only with --raw: it is most of the output's size */
 			if (kn > sizeof key - 7)

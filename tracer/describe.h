@@ -63,6 +63,7 @@ enum ct_arg_kind {
 
 struct ct_desc_arg {
 	const char *key;         /* static string ("path", "flags", "block_in", ...) */
+	size_t klen;             /* strlen(key) */
 	enum ct_arg_kind kind;
 	const char *s;
 	int64_t i;

@@ -10,6 +10,7 @@
 #include "xlat.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include "fmt.h"
@@ -46,11 +47,13 @@ void ct_describe_ioctl(const struct ct_trace *t, const struct ct_event *ev, stru
 {
 	uint32_t drv = t ? ct_trace_driver_version(t) : 0;
 	const char *sum, *cmd = NULL;
+	struct ct_sb b;
 
-	memset(out, 0, sizeof *out);
+	memset(out, 0, offsetof(struct ct_ioctl_desc, detail));
+	out->detail[0] = 0;
 	out->fd = -1;
-	snprintf(out->node, sizeof out->node, "fd");
-	snprintf(out->name, sizeof out->name, "ioctl");
+	memcpy(out->node, "fd", 3);
+	memcpy(out->name, "ioctl", 6);
 	nv_valid = false;
 	/* the device map of the trace being streamed: an fd opened on a renamed
 	 * or bind-mounted node is classified by its device number (reader.c) */
@@ -60,17 +63,20 @@ void ct_describe_ioctl(const struct ct_trace *t, const struct ct_event *ev, stru
 	out->fd = nv.fd;
 	out->node_word = nv.node;
 	out->request = nv.request;
-	snprintf(out->node, sizeof out->node, "%s", nv.family == CT_NV_FAM_NOT_NVIDIA ? "fd" : nv.node_name);
+	ct_sb_init(&b, out->node, sizeof out->node);
+	ct_sb_str(&b, nv.family == CT_NV_FAM_NOT_NVIDIA ? "fd" : nv.node_name);
 	if (nv.args == CT_NV_A_RM_CONTROL)
 		cmd = nv.u.control.cmd_name;
 	else if (nv.args == CT_NV_A_RM_ALLOC)
 		cmd = nv.u.alloc.class_name;
 	else if (nv.args == CT_NV_A_RM_ALLOC_MEMORY)
 		cmd = nv.u.alloc_memory.class_name;
-	if (cmd && *cmd)
-		snprintf(out->name, sizeof out->name, "%s %s", nv.name, cmd);
-	else
-		snprintf(out->name, sizeof out->name, "%s", nv.name);
+	ct_sb_init(&b, out->name, sizeof out->name);
+	ct_sb_str(&b, nv.name);
+	if (cmd && *cmd) {
+		ct_sb_mem(&b, " ", 1);
+		ct_sb_str(&b, cmd);
+	}
 	out->named = nv.named && !nv.unknown;
 	out->has_status = nv.has_status && nv.status_kind == CT_NV_ST_NV_STATUS;
 	out->status = nv.status;
@@ -87,7 +93,12 @@ void ct_describe_ioctl(const struct ct_trace *t, const struct ct_event *ev, stru
 		while (*sum == ' ')
 			sum++;
 	}
-	snprintf(out->detail, sizeof out->detail, "%s%s%s", sum, nv.warning[0] ? "  warning: " : "", nv.warning);
+	ct_sb_init(&b, out->detail, sizeof out->detail);
+	ct_sb_str(&b, sum);
+	if (nv.warning[0]) {
+		ct_sb_str(&b, "  warning: ");
+		ct_sb_str(&b, nv.warning);
+	}
 	/* the timeline marks injections itself, with the rule */
 	char *inj = strstr(out->detail, " [injected]");
 	if (inj)

@@ -15,7 +15,7 @@
  * Callers may still fprintf to the same FILE between calls.
  */
 /* the writer's buffer stands in for the FILE: f below is the ct_json */
-#define FLUSH_AT (CT_JSON_BUF - 64)
+#define FLUSH_AT CT_JSON_FLUSH_AT
 
 void ct_json_flush(struct ct_json *j)
 {
@@ -46,11 +46,20 @@ static void put_str(struct ct_json *j, const char *s, size_t n)
 }
 #define PUT(c, jj) put_c((jj), (c))
 
-static void put_u64(struct ct_json *f, uint64_t v)
+static inline void put_u64(struct ct_json *f, uint64_t v)
 {
-	char b[24], *p = ct_udec_rev(b + sizeof b, v);
+	/* the digits end at b + 20; with room in the buffer, a fixed 20 bytes
+	 * from their start are copied (a few moves, no call) and only the
+	 * digits counted */
+	char b[40] = { 0 }, *p = ct_udec_rev(b + 20, v);
+	size_t n = (size_t)(b + 20 - p);
 
-	put_str(f, p, (size_t)(b + sizeof b - p));
+	if (f->len + 20 <= FLUSH_AT) {
+		memcpy(f->buf + f->len, p, 20);
+		f->len += n;
+		return;
+	}
+	put_str(f, p, n);
 }
 
 void ct_json_init(struct ct_json *j, FILE *f, bool pretty)
@@ -141,29 +150,34 @@ static const unsigned char needs_escape[256] = {
 };
 #undef R16
 
-static void put_escaped(struct ct_json *f, const unsigned char *s, size_t n)
+/* true when none of s's n bytes needs escaping: 8 at a time, the last
+ * (overlapping) word for the tail, a byte loop only below 8 bytes */
+static inline bool all_plain(const unsigned char *s, size_t n)
 {
-	static const char hex[] = "0123456789abcdef";
-	size_t run = 0, i = 0;
+	uint64_t w;
+	size_t i;
 
-	/* most strings need no escaping: find out first, then one copy */
-	while (i + 8 <= n) {
-		uint64_t w;
+	if (n < 8) {
+		for (i = 0; i < n; i++)
+			if (needs_escape[s[i]])
+				return false;
+		return true;
+	}
+	for (i = 0; i + 8 < n; i += 8) {
 		memcpy(&w, s + i, 8);
 		if (!word_plain(w))
-			break;
-		i += 8;
+			return false;
 	}
-	while (i < n && !needs_escape[s[i]])
-		i++;
-	if (i == n && f->len + n + 2 <= FLUSH_AT) {
-		f->buf[f->len++] = '"';
-		memcpy(f->buf + f->len, s, n);
-		f->len += n;
-		f->buf[f->len++] = '"';
-		return;
-	}
-	PUT('"', f);
+	memcpy(&w, s + n - 8, 8);
+	return word_plain(w);
+}
+
+/* s escaped, without quotes, from byte i on (the bytes before it are plain) */
+static void put_escaped_from(struct ct_json *f, const unsigned char *s, size_t n, size_t i)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t run = 0;
+
 	while (i < n) {
 		uint64_t w;
 		if (i + 8 <= n) {
@@ -196,7 +210,44 @@ static void put_escaped(struct ct_json *f, const unsigned char *s, size_t n)
 		}
 	}
 	put_str(f, (const char *)s + run, n - run);
+}
+
+static void put_escaped(struct ct_json *f, const unsigned char *s, size_t n)
+{
+	/* most strings need no escaping: find out first, then one copy */
+	if (f->len + n + 2 <= FLUSH_AT && all_plain(s, n)) {
+		f->buf[f->len++] = '"';
+		memcpy(f->buf + f->len, s, n);
+		f->len += n;
+		f->buf[f->len++] = '"';
+		return;
+	}
 	PUT('"', f);
+	put_escaped_from(f, s, n, 0);
+	PUT('"', f);
+}
+
+void ct_json_str_begin(struct ct_json *j)
+{
+	sep(j);
+	PUT('"', j);
+}
+
+void ct_json_str_add(struct ct_json *j, const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+
+	if (j->len + n <= FLUSH_AT && all_plain(u, n)) {
+		memcpy(j->buf + j->len, s, n);
+		j->len += n;
+		return;
+	}
+	put_escaped_from(j, u, n, 0);
+}
+
+void ct_json_str_end(struct ct_json *j)
+{
+	PUT('"', j);
 }
 
 void ct_json_key_plain(struct ct_json *j, const char *key, size_t n)

@@ -13,6 +13,8 @@
 #define CT_JSON_MAX_DEPTH 32
 
 #define CT_JSON_BUF 65536
+/* the buffer is written out when it holds more than this */
+#define CT_JSON_FLUSH_AT (CT_JSON_BUF - 64)
 
 struct ct_json {
 	FILE *f;
@@ -36,16 +38,39 @@ void ct_json_arr_end(struct ct_json *j);
 void ct_json_key_any(struct ct_json *j, const char *key);
 void ct_json_key_plain(struct ct_json *j, const char *key, size_t n);
 /* keys written as string literals (every key of cutrace's own output) take
- * the plain path with a length known at compile time */
+ * the plain path with a length known at compile time; inside a compact
+ * object (one event of show --json, the Chrome export) that is a few stores
+ * here, without a call: a big trace writes tens of millions of keys */
 static inline __attribute__((always_inline)) void ct_json_key(struct ct_json *j, const char *key)
 {
-	if (__builtin_constant_p(__builtin_strlen(key)))
-		ct_json_key_plain(j, key, __builtin_strlen(key));
-	else
+	if (!__builtin_constant_p(__builtin_strlen(key))) {
 		ct_json_key_any(j, key);
+		return;
+	}
+	size_t n = __builtin_strlen(key);
+	if (j->pretty || j->after_key || j->len + n + 4 > CT_JSON_FLUSH_AT) {
+		ct_json_key_plain(j, key, n);
+		return;
+	}
+	char *o = j->buf + j->len;
+	if (!j->first[j->depth])
+		*o++ = ',';
+	j->first[j->depth] = false;
+	*o++ = '"';
+	__builtin_memcpy(o, key, n);
+	o += n;
+	*o++ = '"';
+	*o++ = ':';
+	j->len = (size_t)(o - j->buf);
+	j->after_key = true;
 }
 void ct_json_str(struct ct_json *j, const char *s);            /* NULL -> null */
 void ct_json_strn(struct ct_json *j, const char *s, size_t n); /* bytes, escaped */
+/* one string value written in pieces, each escaped, without building it
+ * first: ct_json_str_begin, any number of ct_json_str_add, ct_json_str_end */
+void ct_json_str_begin(struct ct_json *j);
+void ct_json_str_add(struct ct_json *j, const char *s, size_t n);
+void ct_json_str_end(struct ct_json *j);
 void ct_json_int(struct ct_json *j, int64_t v);
 void ct_json_uint(struct ct_json *j, uint64_t v);
 /* v as the string "0x..." in lower-case hex ("0x" PRIx64; 0 is "0x0") */

@@ -76,7 +76,7 @@ static void drv_str(uint32_t drv, char *buf, unsigned len)
 		}
 		last = drv;
 	}
-	snprintf(buf, len, "%s", text);
+	ct_str_copy(buf, len, text);
 }
 
 /* ---- bounded views of recorded bytes -------------------------------------------- */
@@ -385,14 +385,30 @@ static inline int home_slot(int32_t fd)
 	return (int)((uint32_t)fd % CT_NV_DEVMAP_FDS);
 }
 
+/* the slot of fd (fd -1: a free slot), or -1 */
 static int devmap_slot(const struct ct_nv_devmap *m, int32_t fd)
 {
 	if (fd >= 0 && m->fds[home_slot(fd)].fd == fd)
 		return home_slot(fd);
+	/* most ioctls of a trace are on fds it never saw opened */
+	if (fd >= 0 && !m->nfar)
+		return -1;
 	for (int i = 0; i < CT_NV_DEVMAP_FDS; i++)
 		if (m->fds[i].fd == fd)
 			return i;
 	return -1;
+}
+
+/* slot gets fd (-1: freed), keeping nfar */
+static void devmap_set(struct ct_nv_devmap *m, int slot, int32_t fd)
+{
+	int32_t old = m->fds[slot].fd;
+
+	if (old >= 0 && home_slot(old) != slot)
+		m->nfar--;
+	if (fd >= 0 && home_slot(fd) != slot)
+		m->nfar++;
+	m->fds[slot].fd = fd;
 }
 
 static bool is_open_call(unsigned call)
@@ -409,7 +425,7 @@ void ct_nv_devmap_track(struct ct_nv_devmap *m, const struct ct_event *ev)
 		return;
 	if (ev->call == CT_CALL_close && ev->has_enter && ct_rec_i32(&ev->enter, CT_FLD_FD, &fd)) {
 		if ((slot = devmap_slot(m, fd)) >= 0)
-			m->fds[slot].fd = -1;
+			devmap_set(m, slot, -1);
 		return;
 	}
 	if (!is_open_call(ev->call) || !ev->has_exit || ev->ret < 0 || ev->ret > INT32_MAX)
@@ -420,7 +436,7 @@ void ct_nv_devmap_track(struct ct_nv_devmap *m, const struct ct_event *ev)
 	if (!ct_rec_u64(&ev->exit, CT_FLD_RDEV, &rdev)) {
 		/* not a character device (or no fstat): whatever the fd was, it is not now */
 		if (slot >= 0)
-			m->fds[slot].fd = -1;
+			devmap_set(m, slot, -1);
 		return;
 	}
 	if (slot < 0 && m->fds[home_slot(fd)].fd < 0)
@@ -429,7 +445,7 @@ void ct_nv_devmap_track(struct ct_nv_devmap *m, const struct ct_event *ev)
 		slot = devmap_slot(m, -1);
 	if (slot < 0)
 		slot = home_slot(fd); /* full: evict someone */
-	m->fds[slot].fd = fd;
+	devmap_set(m, slot, fd);
 	m->fds[slot].rdev = rdev;
 	ct_nv_classify_rdev(m, rdev, &m->fds[slot].node);
 	m->fds[slot].path[0] = '\0';
@@ -440,19 +456,28 @@ void ct_nv_devmap_track(struct ct_nv_devmap *m, const struct ct_event *ev)
 const char *ct_nv_node_name(uint32_t node, char *buf, unsigned len)
 {
 	unsigned minor = node & 0xffffu;
+	const char *fixed = NULL, *stem = NULL;
+	struct ct_sb b;
 
+	/* asked for on every ioctl: no format string */
 	switch (node >> 16) {
-	case CT_NODE_CTL:       snprintf(buf, len, "nvidiactl"); break;
-	case CT_NODE_GPU:       snprintf(buf, len, "nvidia%u", minor); break;
-	case CT_NODE_UVM:       snprintf(buf, len, "nvidia-uvm"); break;
-	case CT_NODE_UVM_TOOLS: snprintf(buf, len, "nvidia-uvm-tools"); break;
-	case CT_NODE_MODESET:   snprintf(buf, len, "nvidia-modeset"); break;
-	case CT_NODE_CAPS:      snprintf(buf, len, "nvidia-caps/nvidia-cap%u", minor); break;
-	case CT_NODE_NVSWITCH:  snprintf(buf, len, "nvidia-nvswitch%u", minor); break;
-	case CT_NODE_IMEX:      snprintf(buf, len, "nvidia-caps-imex-channels/channel%u", minor); break;
-	case CT_NODE_OTHER:     snprintf(buf, len, "nvidia (other node)"); break;
-	default:                snprintf(buf, len, "not an NVIDIA node"); break;
+	case CT_NODE_CTL:       fixed = "nvidiactl"; break;
+	case CT_NODE_GPU:       stem = "nvidia"; break;
+	case CT_NODE_UVM:       fixed = "nvidia-uvm"; break;
+	case CT_NODE_UVM_TOOLS: fixed = "nvidia-uvm-tools"; break;
+	case CT_NODE_MODESET:   fixed = "nvidia-modeset"; break;
+	case CT_NODE_CAPS:      stem = "nvidia-caps/nvidia-cap"; break;
+	case CT_NODE_NVSWITCH:  stem = "nvidia-nvswitch"; break;
+	case CT_NODE_IMEX:      stem = "nvidia-caps-imex-channels/channel"; break;
+	case CT_NODE_OTHER:     fixed = "nvidia (other node)"; break;
+	default:                fixed = "not an NVIDIA node"; break;
 	}
+	if (!len)
+		return buf;
+	ct_sb_init(&b, buf, len);
+	ct_sb_str(&b, fixed ? fixed : stem);
+	if (!fixed)
+		ct_sb_u64(&b, minor);
 	return buf;
 }
 
@@ -530,8 +555,8 @@ static void set_status(struct dctx *c, const struct blk *b, int32_t off)
 /* the name without "NV_ESC_", for summaries */
 static void set_short(struct ct_nv_ioctl *o)
 {
-	snprintf(o->short_name, sizeof o->short_name, "%s",
-		 strncmp(o->name, "NV_ESC_", 7) ? o->name : o->name + 7);
+	ct_str_copy(o->short_name, sizeof o->short_name,
+		    strncmp(o->name, "NV_ESC_", 7) ? o->name : o->name + 7);
 }
 
 /*
@@ -555,7 +580,7 @@ static void name_class(uint32_t cls, char *buf, unsigned len, bool *named)
 	const char *n = ct_rm_class_name(cls);
 	*named = n != NULL;
 	if (n)
-		snprintf(buf, len, "%s", n);
+		ct_str_copy(buf, len, n);
 	else
 		snprintf(buf, len, "class 0x%04x", (unsigned)cls);
 }
@@ -1017,7 +1042,7 @@ static void dec_rm_control(struct dctx *c)
 	o->u.control.params_size = blk_u32_or(in, 24, 0);
 	if ((n = missing_input(c, in, 8))) {
 		o->u.control.cmd_unreadable = true;
-		snprintf(o->u.control.cmd_name, sizeof o->u.control.cmd_name, "%s", n);
+		ct_str_copy(o->u.control.cmd_name, sizeof o->u.control.cmd_name, n);
 		SUM(o, "RM_CONTROL %s", n);
 		return;
 	}
@@ -1078,7 +1103,7 @@ static void dec_rm_alloc(struct dctx *c, const struct ct_nv_escape *e)
 	}
 	if ((missing = missing_input(c, in, 12))) {
 		o->u.alloc.class_unreadable = true;
-		snprintf(o->u.alloc.class_name, sizeof o->u.alloc.class_name, "%s", missing);
+		ct_str_copy(o->u.alloc.class_name, sizeof o->u.alloc.class_name, missing);
 		SUM(o, "RM_ALLOC %s", missing);
 		return;
 	}
@@ -1147,8 +1172,7 @@ static void dec_rm_args(struct dctx *c, const struct ct_nv_escape *e)
 		o->u.alloc_memory.fd = (int32_t)blk_u32_or(in, 48, (uint32_t)-1);
 		if ((missing = missing_input(c, in, 12))) {
 			o->u.alloc_memory.class_unreadable = true;
-			snprintf(o->u.alloc_memory.class_name, sizeof o->u.alloc_memory.class_name, "%s",
-				 missing);
+			ct_str_copy(o->u.alloc_memory.class_name, sizeof o->u.alloc_memory.class_name, missing);
 			SUM(o, "RM_ALLOC_MEMORY %s", missing);
 			return;
 		}
@@ -1299,7 +1323,7 @@ static void dec_escape(struct dctx *c)
 		SUM(o, "%s", o->name);
 		return;
 	}
-	snprintf(o->name, sizeof o->name, "%s", e->name);
+	ct_str_copy(o->name, sizeof o->name, e->name);
 	set_short(o);
 	o->named = true;
 	o->params_type = e->params;
@@ -1507,7 +1531,7 @@ static void dec_uvm(struct dctx *c)
 		}
 		return;
 	}
-	snprintf(o->name, sizeof o->name, "%s", u->name);
+	ct_str_copy(o->name, sizeof o->name, u->name);
 	set_short(o);
 	o->named = true;
 	SUM(o, "%s", o->name);
@@ -1554,7 +1578,7 @@ static void dec_other(struct dctx *c)
 	if (nvidia && o->ioc_type == 'F') {
 		const struct ct_nv_escape *e = ct_nv_escape(o->nr, o->size, c->drv);
 		if (e) {
-			snprintf(o->name, sizeof o->name, "%s", e->name);
+			ct_str_copy(o->name, sizeof o->name, e->name);
 			set_short(o);
 			o->named = true;
 			o->params_type = e->params;

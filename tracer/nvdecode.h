@@ -56,6 +56,9 @@ struct ct_nv_devmap {
 		uint64_t rdev;         /* major << 32 | minor, as in CT_FLD_RDEV */
 		char path[64];         /* path given to open (truncated) */
 	} fds[CT_NV_DEVMAP_FDS];
+	unsigned nfar;             /* live fds[] entries outside their home slot
+				      (fd % CT_NV_DEVMAP_FDS): 0 lets a look-up
+				      that misses there stop at once */
 };
 
 /* Read the majors from t's context (t may be NULL: only 195 is known). */

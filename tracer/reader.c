@@ -528,18 +528,16 @@ static inline bool memo_is(const struct field_memo *m, const struct ct_recv *r)
 	       m->seq == (r->hdr ? r->hdr->seq : 0);
 }
 
-static const struct field_memo *memo_for(const struct ct_recv *r)
+/* index r in the memo slot not used last (kept out of line: the look-up
+ * around it is the common case and stays small) */
+static __attribute__((noinline)) const struct field_memo *memo_build(const struct ct_recv *r)
 {
 	struct ct_fieldv f;
-	struct field_memo *m = &memo[memo_last];
+	struct field_memo *m;
 	uint32_t pos = 0;
 
-	if (memo_is(m, r))
-		return m;
 	memo_last ^= 1;
 	m = &memo[memo_last];
-	if (memo_is(m, r))
-		return m;
 	m->fields = r->fields;
 	m->len = r->fields_len;
 	m->hdr = r->hdr;
@@ -553,23 +551,42 @@ static const struct field_memo *memo_for(const struct ct_recv *r)
 	return m;
 }
 
-const struct ct_fieldv *ct_rec_field(const struct ct_recv *r, uint16_t tag, struct ct_fieldv *out)
+static inline const struct field_memo *memo_for(const struct ct_recv *r)
+{
+	if (memo_is(&memo[memo_last], r))
+		return &memo[memo_last];
+	if (memo_is(&memo[memo_last ^ 1], r)) {
+		memo_last ^= 1;
+		return &memo[memo_last];
+	}
+	return memo_build(r);
+}
+
+/* a tag the memo does not keep: walk the fields */
+static __attribute__((noinline)) const struct ct_fieldv *rec_scan(const struct ct_recv *r, uint16_t tag,
+								  struct ct_fieldv *out)
 {
 	uint32_t pos = 0;
 
-	if (!r->fields)
-		return NULL;
-	if (tag < MEMO_TAGS && tag != CT_FLD_FILLER) {
-		const struct field_memo *m = memo_for(r);
-		if (!(m->have >> tag & 1))
-			return NULL;
-		*out = m->f[tag];
-		return out;
-	}
 	while (ct_rec_next_field(r, &pos, out))
 		if (out->tag == tag && tag != CT_FLD_FILLER)
 			return out;
 	return NULL;
+}
+
+const struct ct_fieldv *ct_rec_field(const struct ct_recv *r, uint16_t tag, struct ct_fieldv *out)
+{
+	const struct field_memo *m;
+
+	if (!r->fields)
+		return NULL;
+	if (tag >= MEMO_TAGS || tag == CT_FLD_FILLER)
+		return rec_scan(r, tag, out);
+	m = memo_for(r);
+	if (!(m->have >> tag & 1))
+		return NULL;
+	*out = m->f[tag];
+	return out;
 }
 
 static bool rec_fixed(const struct ct_recv *r, uint16_t tag, void *v, size_t n)

@@ -482,28 +482,30 @@ static void slice_name(struct chrome_state *s, const struct ct_show_event *e, ch
 {
 	const struct ct_desc *d = e->d;
 	const struct ct_nv_ioctl *nv = s->nvp;
-	char base[200];
-	int n;
+	struct ct_sb b;
 
-	if (d->is_ioctl && nv->family != CT_NV_FAM_NOT_NVIDIA && nv->short_name[0]) {
-		n = snprintf(base, sizeof base, "%s", nv->short_name);
-		if (nv->args == CT_NV_A_RM_CONTROL)
-			n += snprintf(base + n, sizeof base - (size_t)n, " %s", nv->u.control.cmd_name);
-		else if (nv->args == CT_NV_A_RM_ALLOC)
-			n += snprintf(base + n, sizeof base - (size_t)n, " %s", nv->u.alloc.class_name);
-		else if (nv->args == CT_NV_A_RM_ALLOC_MEMORY)
-			n += snprintf(base + n, sizeof base - (size_t)n, " %s", nv->u.alloc_memory.class_name);
-		if (nv->via_xfer && n < (int)sizeof base)
-			(void)snprintf(base + n, sizeof base - (size_t)n, " (XFER)");
-	} else if (d->is_ioctl && nv->name[0] && strcmp(nv->name, "ioctl")) {
-		snprintf(base, sizeof base, "ioctl %s", nv->name);
-	} else {
-		snprintf(base, sizeof base, "%s", d->call);
-	}
 	/* a long name is cut (the whole request is in args) */
-	if (snprintf(buf, len, "%s%s%s", !d->returned ? "NEVER RETURNED " : !d->ok ? "FAILED " : "",
-		     d->injected ? "INJECTED " : "", base) >= (int)len)
-		buf[len - 1] = 0;
+	ct_sb_init(&b, buf, len);
+	ct_sb_str(&b, !d->returned ? "NEVER RETURNED " : !d->ok ? "FAILED " : "");
+	if (d->injected)
+		ct_sb_str(&b, "INJECTED ");
+	if (d->is_ioctl && nv->family != CT_NV_FAM_NOT_NVIDIA && nv->short_name[0]) {
+		ct_sb_str(&b, nv->short_name);
+		if (nv->args == CT_NV_A_RM_CONTROL || nv->args == CT_NV_A_RM_ALLOC ||
+		    nv->args == CT_NV_A_RM_ALLOC_MEMORY) {
+			ct_sb_str(&b, " ");
+			ct_sb_str(&b, nv->args == CT_NV_A_RM_CONTROL ? nv->u.control.cmd_name :
+				      nv->args == CT_NV_A_RM_ALLOC ? nv->u.alloc.class_name :
+				      nv->u.alloc_memory.class_name);
+		}
+		if (nv->via_xfer)
+			ct_sb_str(&b, " (XFER)");
+	} else if (d->is_ioctl && nv->name[0] && strcmp(nv->name, "ioctl")) {
+		ct_sb_str(&b, "ioctl ");
+		ct_sb_str(&b, nv->name);
+	} else {
+		ct_sb_str(&b, d->call);
+	}
 }
 
 static void ioctl_args(struct ct_json *j, const struct ct_desc *d, const struct ct_nv_ioctl *nv)
@@ -542,14 +544,24 @@ static void call_args(struct chrome_state *s, const struct ct_show_event *e)
 	struct ct_json *j = &s->j;
 	const struct ct_event *ev = e->ev;
 	const struct ct_desc *d = e->d;
-	char line[2048], buf[24];
+	char buf[24];
 
 	ct_json_key(j, "args");
 	ct_json_obj_begin(j);
 	ct_json_kstr(j, "call", d->call);
-	snprintf(line, sizeof line, "%s(%s) = %s%s%s", d->call, d->text_args, d->result,
-		 d->detail[0] ? "  " : "", d->detail);
-	ct_json_kstr(j, "summary", line);
+	/* "call(args) = result  detail", the text timeline's line */
+	ct_json_key(j, "summary");
+	ct_json_str_begin(j);
+	ct_json_str_add(j, d->call, strlen(d->call));
+	ct_json_str_add(j, "(", 1);
+	ct_json_str_add(j, d->text_args, strlen(d->text_args));
+	ct_json_str_add(j, ") = ", 4);
+	ct_json_str_add(j, d->result, strlen(d->result));
+	if (d->detail[0]) {
+		ct_json_str_add(j, "  ", 2);
+		ct_json_str_add(j, d->detail, strlen(d->detail));
+	}
+	ct_json_str_end(j);
 	ct_json_kstr(j, "target", d->target);
 	ct_json_key(j, "result");
 	if (d->has_result)
@@ -585,10 +597,12 @@ static void write_note(struct chrome_state *s, const struct ct_show_event *e, st
 {
 	struct ct_json *j = &s->j;
 	char name[160];
+	struct ct_sb b;
 
 	/* a long name is cut, the whole text is in args */
-	if (snprintf(name, sizeof name, "note: %s", e->d->target) >= (int)sizeof name)
-		name[sizeof name - 1] = 0;
+	ct_sb_init(&b, name, sizeof name);
+	ct_sb_str(&b, "note: ");
+	ct_sb_str(&b, e->d->target);
 	ev_head(s, "i", name, th->ctid, ts_of(s, e->ev->t_ns));
 	ct_json_kstr(j, "s", "t");
 	ct_json_kstr(j, "cat", e->d->family);
@@ -648,7 +662,10 @@ static int chrome_event(struct ct_show_ctx *c, const struct ct_show_event *e)
 		struct open_call *o = &th->stk[th->n++];
 		o->end = b ? UINT64_MAX : ev->t_ns + ev->dur_ns;
 		o->b = b;
-		snprintf(o->name, sizeof o->name, "%s", b ? name : "");
+		if (b)
+			memcpy(o->name, name, strlen(name) + 1);
+		else
+			o->name[0] = 0;
 	}
 	return ferror(c->out) ? -1 : 0;
 }

@@ -142,6 +142,48 @@ START_TEST(t_random)
 }
 END_TEST
 
+/* the string builder (fmt.h, ct_sb_*) cuts exactly where snprintf cuts */
+START_TEST(t_string_builder)
+{
+	static const char *const strs[] = { "", "a", "nvidiactl", "RM_CONTROL NV2080_CTRL_CMD_GPU_GET_NAME_STRING",
+					     "x (y) z" };
+	static const uint64_t uv[] = { 0, 7, 10, 99, 100, 12345678901234ull, UINT64_MAX };
+	static const int64_t iv[] = { 0, -1, 42, -100, INT64_MIN, INT64_MAX };
+
+	srand(7);
+	for (int round = 0; round < 20000; round++) {
+		size_t size = 1 + (size_t)(rand() % 48);
+		const char *s1 = strs[rand() % 5], *s2 = strs[rand() % 5];
+		uint64_t u = uv[rand() % 7], h = uv[rand() % 7];
+		int64_t i = iv[rand() % 6];
+		char want[64], got[64];
+		struct ct_sb b;
+
+		memset(want, 'A', sizeof want);
+		memset(got, 'A', sizeof got);
+		snprintf(want, size, "%s %" PRIu64 "(%" PRId64 ") 0x%" PRIx64 "%.3s", s1, u, i, h, s2);
+		ct_sb_init(&b, got, size);
+		ct_sb_str(&b, s1);
+		ct_sb_mem(&b, " ", 1);
+		ct_sb_u64(&b, u);
+		ct_sb_mem(&b, "(", 1);
+		ct_sb_i64(&b, i);
+		ct_sb_str(&b, ") 0x");
+		ct_sb_hex(&b, h);
+		ct_sb_mem(&b, s2, strnlen(s2, 3));
+		ck_assert_msg(!memcmp(want, got, sizeof want), "size %zu: snprintf '%s' ct_sb '%s'", size, want, got);
+		/* appending to what is there, and the plain copy */
+		ct_sb_append_to(&b, got, size);
+		ct_sb_str(&b, s2);
+		snprintf(want + strlen(want), size - strlen(want), "%s", s2);
+		ck_assert_str_eq(want, got);
+		ct_str_copy(got, size, s1);
+		snprintf(want, size, "%s", s1);
+		ck_assert_str_eq(want, got);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fmt");
@@ -150,6 +192,7 @@ int main(void)
 	tcase_add_test(tc, t_flags_width_precision);
 	tcase_add_test(tc, t_small_buffers);
 	tcase_add_test(tc, t_random);
+	tcase_add_test(tc, t_string_builder);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
