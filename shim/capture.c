@@ -29,6 +29,7 @@
  * few heap pages) is a plain memcpy.
  */
 #include "shim.h"
+#include "clock.h"
 
 #include <errno.h>
 #include <string.h>
@@ -295,13 +296,6 @@ int ct_inject_ioctl_after(uint32_t node, unsigned long req, void *arg, uint32_t 
 			  int *err, uint32_t *rule, uint32_t *action) CT_HIDDEN;
 
 /* ---- the fast path ------------------------------------------------------------ */
-static inline uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static inline unsigned char *put_hdr(unsigned char *q, uint16_t tag, uint16_t len)
 {
@@ -410,7 +404,7 @@ static inline __attribute__((always_inline)) int ioctl_fast(int fd, uint32_t nod
 		pay_len = pay ? (ps < CAP_CONTROL ? ps : CAP_CONTROL) : 0;
 	}
 	/* first, while little else is live across the call */
-	t_enter = now_ns();
+	t_enter = ct_clock_ns();
 	se = ENTER_FIXED + room;
 	sx = EXIT_FIXED + room + (pay ? ct_fsz(4) + ct_fsz(pay_len) : 0);
 	n1 = (se + CUTRACE_SLOT_SIZE - 1) / CUTRACE_SLOT_SIZE;
@@ -460,7 +454,7 @@ static inline __attribute__((always_inline)) int ioctl_fast(int fd, uint32_t nod
 	xe->ret = ret;
 	if (unlikely(ret < 0))
 		xe->err = err;
-	x->t_ns = now_ns();
+	x->t_ns = ct_clock_ns();
 	put_data(qx, blk, size);
 	if (pay) {
 		if (pay_len && pages_known(pay, pay_len)) {

@@ -8,15 +8,18 @@
  * each time the span has doubled.  Any thread may store a new ratio: each
  * is a valid estimate, so the race is harmless.
  *
- * Anchors.  A thread whose anchor is used up (or that has none) reads the
- * clock and the TSC and starts a new one.  So that its timestamps never go
+ * Pairs.  A (ticks, ns) pair is the TSC read on both sides of
+ * clock_gettime(), taken again when the two reads lie more than
+ * CT_CLOCK_PAIR_TICKS apart (the thread was preempted between them: the
+ * pair would be off by that long), keeping the tightest of a few tries.
+ *
+ * Anchors.  A thread whose anchor is used up (or that has none) takes a pair
+ * and starts a new anchor from it.  So that its timestamps never go
  * backwards, a new anchor never starts below what the old one gives for the
  * same tick; when the old one ran ahead of the clock by e, the thread's
- * ratio is lowered by e over the next span, so the two meet again at its
- * end instead of the lead growing from span to span (the way NTP slews a
- * clock).  A lead of more than CT_CLOCK_MAX_LEAD means something else
- * happened (the TSC stopped, the thread slept through a suspend): the anchor
- * then takes the clock as it is.
+ * ratio is lowered by e over the next span (at most to half), so the two
+ * meet again at its end instead of the lead growing from span to span (the
+ * way NTP slews a clock).
  */
 #include "clock.h"
 
@@ -30,8 +33,9 @@
 #include <cpuid.h>
 #endif
 
-#define CT_CLOCK_CAL_NS   5000000ull /* 5 ms before the first ratio */
-#define CT_CLOCK_MAX_LEAD 100000ull  /* 100 us */
+#define CT_CLOCK_CAL_NS     5000000ull /* 5 ms before the first ratio */
+#define CT_CLOCK_PAIR_TICKS 4096u      /* ~2 us: a clock_gettime() is ~80 ticks */
+#define CT_CLOCK_PAIR_TRIES 4
 
 CT_TLS struct ct_clock_anchor ct_tls_clock;
 
@@ -53,6 +57,24 @@ int ct_clock_uses_tsc(void)
 }
 
 #if defined(__x86_64__)
+/* a (ticks, ns) pair read closely together (see "Pairs") */
+static uint64_t read_pair(uint64_t *tsc)
+{
+	uint64_t best_gap = UINT64_MAX, ns = 0;
+
+	for (int i = 0; i < CT_CLOCK_PAIR_TRIES; i++) {
+		uint64_t a = __rdtsc(), n = ct_clock_gettime_ns(), b = __rdtsc();
+		if (b - a < best_gap) {
+			best_gap = b - a;
+			*tsc = a + (b - a) / 2;
+			ns = n;
+		}
+		if (best_gap <= CT_CLOCK_PAIR_TICKS)
+			break;
+	}
+	return ns;
+}
+
 /* the kernel keeps time with the TSC, the CPU says it runs at a constant
  * rate in every state, and this process may execute RDTSC */
 static int tsc_usable(void)
@@ -87,8 +109,7 @@ void ct_clock_setup(void)
 #if defined(__x86_64__)
 	if (clock_tsc || !tsc_usable())
 		return;
-	cal_tsc0 = __rdtsc();
-	cal_ns0 = ct_clock_gettime_ns();
+	cal_ns0 = read_pair(&cal_tsc0);
 	__atomic_store_n(&clock_tsc, 1, __ATOMIC_RELEASE);
 #endif
 }
@@ -96,9 +117,14 @@ void ct_clock_setup(void)
 uint64_t ct_clock_anchor_ns(uint64_t t)
 {
 	struct ct_clock_anchor *c = &ct_tls_clock;
-	uint64_t ns = ct_clock_gettime_ns(), m, lead = 0;
+	uint64_t ns = 0, m, lead = 0;
 
-	if (!__atomic_load_n(&clock_tsc, __ATOMIC_ACQUIRE) || t <= cal_tsc0 || ns <= cal_ns0)
+	if (!__atomic_load_n(&clock_tsc, __ATOMIC_ACQUIRE))
+		goto no_tsc;
+#if defined(__x86_64__)
+	ns = read_pair(&t);
+#endif
+	if (t <= cal_tsc0 || ns <= cal_ns0)
 		goto no_tsc;
 	/* the ratio: first after CT_CLOCK_CAL_NS, then each time the span doubled */
 	m = __atomic_load_n(&cal_mult, __ATOMIC_RELAXED);
@@ -112,18 +138,25 @@ uint64_t ct_clock_anchor_ns(uint64_t t)
 	/* never below what the old anchor gives for this tick */
 	if (c->span && t >= c->tsc) {
 		uint64_t old = c->ns + (uint64_t)(((unsigned __int128)(t - c->tsc) * c->mult) >> 32);
-		if (old > ns && old - ns <= CT_CLOCK_MAX_LEAD) {
+		if (old > ns) {
 			lead = old - ns;
 			ns = old;
 		}
 	}
+	if (c->last > ns) /* a pair read earlier than the thread's last value */
+		ns = c->last;
 	c->tsc = t;
 	c->ns = ns;
-	/* slew the lead away over the next span */
+	/* slew the lead away over the next span, at most at half the rate */
+	lead = lead < (m >> 1) >> (32 - CT_CLOCK_SPAN_SHIFT) ? lead : (m >> 1) >> (32 - CT_CLOCK_SPAN_SHIFT);
 	c->mult = m - ((lead << 32) >> CT_CLOCK_SPAN_SHIFT);
 	c->span = CT_CLOCK_SPAN;
-	return ns;
+	return c->last = ns;
 no_tsc:
+	/* the clock alone: still never below a value the TSC gave this thread */
+	ns = ct_clock_gettime_ns();
 	c->span = 0;
-	return ns;
+	if (c->last > ns)
+		ns = c->last;
+	return c->last = ns;
 }

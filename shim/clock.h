@@ -33,6 +33,7 @@ struct ct_clock_anchor {
 	uint64_t ns;    /* nanoseconds at the anchor */
 	uint64_t mult;  /* nanoseconds per tick, 32.32 fixed point */
 	uint64_t span;  /* ticks the anchor is good for; 0: none, ask the clock */
+	uint64_t last;  /* the value the last anchor (or clock read) gave */
 };
 
 extern CT_TLS struct ct_clock_anchor ct_tls_clock CT_HIDDEN;

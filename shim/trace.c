@@ -11,6 +11,7 @@
  * moment it is written, so it survives SIGKILL, SIGSEGV and abort.
  */
 #include "shim.h"
+#include "clock.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -685,6 +686,8 @@ static int create_trace(void)
 	if (ct_inj_bad)
 		h->flags |= CT_HF_INJECT_BAD;
 	fill_context(h);
+	/* record times through the TSC where that is safe (clock.h) */
+	ct_clock_setup();
 	ct_ring_attach(&ct_ring_main, trace_map);
 	check_reals();
 	if (notes_avail())
@@ -770,7 +773,7 @@ bool ct_w_begin(struct ct_w *w, unsigned type, unsigned call, uint32_t payload, 
 		return false;
 	}
 	struct cutrace_record *r = w->s.rec;
-	r->t_ns = ct_now_ns();
+	r->t_ns = ct_clock_ns();
 	r->type = (uint16_t)type;
 	r->call = (uint16_t)call;
 	r->tid = (uint32_t)ct_tid();
