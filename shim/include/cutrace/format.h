@@ -158,7 +158,7 @@ struct cutrace_header {
 
 struct cutrace_record {
 	uint64_t seq;       /* monotonic slot index of the head slot */
-	uint64_t t_ns;      /* CLOCK_MONOTONIC */
+	uint64_t t_ns;      /* CLOCK_MONOTONIC ns (the shim may read it through the TSC: shim/clock.h) */
 	uint32_t size;      /* bytes, this header and everything after it */
 	uint16_t type;      /* CT_REC_* */
 	uint16_t call;      /* CT_CALL_* */
