@@ -39,7 +39,11 @@ struct ct_chunk {
 	volatile uint32_t busy; /* inside a claim: a signal handler that records
 				 * meanwhile uses the shared head */
 };
-#define CT_CHUNK_SLOTS  64u  /* slots per run (4 KiB of records) */
+/* slots per run (16 KiB of records): a busy writer moves the shared head
+ * (and so the cache line every other writer reads it from) once per run;
+ * with 64 slots two threads recording at once paid +40 to +90 ns per ioctl
+ * for that line (bench/RESULTS.md) */
+#define CT_CHUNK_SLOTS  256u
 #define CT_CHUNK_AFTER  16u  /* a writer takes runs from its 17th record on */
 
 /* A reserved record: write up to `size` bytes at `rec`, then commit. */
