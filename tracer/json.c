@@ -126,15 +126,22 @@ void ct_json_obj_end(struct ct_json *j) { close_(j, '}'); }
 void ct_json_arr_begin(struct ct_json *j) { open_(j, '['); }
 void ct_json_arr_end(struct ct_json *j) { close_(j, ']'); }
 
-/* 8 bytes at a time: does any of them need escaping (< 0x20, '"', '\\', >= 0x7f)? */
-static inline bool word_plain(uint64_t w)
+/* 8 bytes at a time: bit 7 of each byte that needs escaping (< 0x20, '"',
+ * '\\', >= 0x7f) is set in the mask; a byte after the first such byte may
+ * be marked too (a borrow), the lowest mark is exact */
+static inline uint64_t word_marks(uint64_t w)
 {
 	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
 	uint64_t lt20 = (w - ones * 0x20) & ~w;               /* < 0x20 */
 	uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
 	uint64_t eq = ((q - ones) & ~q) | ((bs - ones) & ~bs); /* == '"' or '\\' */
 	uint64_t hi = (w + ones * 0x01) | w;                   /* >= 0x7f: 0x7f+1 sets bit 7 */
-	return !((lt20 | eq | hi) & high);
+	return (lt20 | eq | hi) & high;
+}
+
+static inline bool word_plain(uint64_t w)
+{
+	return !word_marks(w);
 }
 
 /* bytes a JSON string cannot hold as they are: < 0x20, '"', '\\', >= 0x7f */
@@ -150,42 +157,75 @@ static const unsigned char needs_escape[256] = {
 };
 #undef R16
 
-/* true when none of s's n bytes needs escaping: 8 at a time, the last
- * (overlapping) word for the tail, a byte loop only below 8 bytes */
-static inline bool all_plain(const unsigned char *s, size_t n)
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "short_word assumes little-endian");
+
+/* s's n bytes, n < 8, as a word (little-endian) whose other bytes are a
+ * plain 'a': loads that stay inside s, no call */
+static inline uint64_t short_word(const unsigned char *s, size_t n)
+{
+	uint64_t w = 0x6161616161616161ull << (8 * n);
+	uint32_t a, b;
+
+	if (n >= 4) {
+		/* two overlapping halves: the shared bytes are the same */
+		memcpy(&a, s, 4);
+		memcpy(&b, s + n - 4, 4);
+		return w | a | (uint64_t)b << (8 * (n - 4));
+	}
+	if (n)
+		w |= s[0] | (uint64_t)s[n / 2] << (8 * (n / 2)) | (uint64_t)s[n - 1] << (8 * (n - 1));
+	return w;
+}
+
+/*
+ * Copy s's n bytes to o while none of them needs escaping, 8 at a time (the
+ * last, overlapping word for the tail): one pass instead of a check and a
+ * copy.  o needs room for n + 8 bytes (whole words are stored).  Returns how
+ * many bytes were copied: n, or where the first word that needs escaping
+ * starts (the bytes before it are copied and plain).
+ */
+static inline size_t copy_plain(char *o, const unsigned char *s, size_t n)
 {
 	uint64_t w;
 	size_t i;
 
 	if (n < 8) {
-		for (i = 0; i < n; i++)
-			if (needs_escape[s[i]])
-				return false;
-		return true;
+		w = short_word(s, n);
+		if (!word_plain(w))
+			return 0;
+		memcpy(o, &w, 8);
+		return n;
 	}
 	for (i = 0; i + 8 < n; i += 8) {
 		memcpy(&w, s + i, 8);
 		if (!word_plain(w))
-			return false;
+			return i;
+		memcpy(o + i, &w, 8);
 	}
 	memcpy(&w, s + n - 8, 8);
-	return word_plain(w);
+	if (!word_plain(w))
+		return i;
+	memcpy(o + n - 8, &w, 8);
+	return n;
 }
 
-/* s escaped, without quotes, from byte i on (the bytes before it are plain) */
-static void put_escaped_from(struct ct_json *f, const unsigned char *s, size_t n, size_t i)
+/* s escaped, without quotes */
+static void put_escaped_from(struct ct_json *f, const unsigned char *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
-	size_t run = 0;
+	size_t run = 0, i = 0;
 
 	while (i < n) {
-		uint64_t w;
+		uint64_t w, m;
 		if (i + 8 <= n) {
 			memcpy(&w, s + i, 8);
-			if (word_plain(w)) {
+			m = word_marks(w);
+			if (!m) {
 				i += 8;
 				continue;
 			}
+			/* on to the first byte that needs escaping (little-endian) */
+			i += (size_t)__builtin_ctzll(m) / 8;
 		}
 		unsigned char c = s[i];
 		if (!needs_escape[c]) {
@@ -212,19 +252,49 @@ static void put_escaped_from(struct ct_json *f, const unsigned char *s, size_t n
 	put_str(f, (const char *)s + run, n - run);
 }
 
+/* s's n bytes, escaped as needed, without quotes */
+static inline void put_escaped_bytes(struct ct_json *f, const unsigned char *s, size_t n)
+{
+	size_t k = 0;
+
+	/* most strings need no escaping: copied as they are checked */
+	if (f->len + n + 8 <= FLUSH_AT) {
+		k = copy_plain(f->buf + f->len, s, n);
+		f->len += k;
+		if (k == n)
+			return;
+	}
+	put_escaped_from(f, s + k, n - k);
+}
+
 static void put_escaped(struct ct_json *f, const unsigned char *s, size_t n)
 {
-	/* most strings need no escaping: find out first, then one copy */
-	if (f->len + n + 2 <= FLUSH_AT && all_plain(s, n)) {
-		f->buf[f->len++] = '"';
-		memcpy(f->buf + f->len, s, n);
-		f->len += n;
-		f->buf[f->len++] = '"';
+	PUT('"', f);
+	put_escaped_bytes(f, s, n);
+	PUT('"', f);
+}
+
+/* s's n bytes as they are (the caller knows that none needs escaping) */
+static inline void put_plain(struct ct_json *f, const char *s, size_t n)
+{
+	uint64_t w;
+
+	if (f->len + n + 8 > FLUSH_AT || n > 16) {
+		put_str(f, s, n);
 		return;
 	}
-	PUT('"', f);
-	put_escaped_from(f, s, n, 0);
-	PUT('"', f);
+	/* short table names: two words at most, no call */
+	char *o = f->buf + f->len;
+	if (n < 8) {
+		w = short_word((const unsigned char *)s, n);
+		memcpy(o, &w, 8);
+	} else {
+		memcpy(&w, s, 8);
+		memcpy(o, &w, 8);
+		memcpy(&w, s + n - 8, 8);
+		memcpy(o + n - 8, &w, 8);
+	}
+	f->len += n;
 }
 
 void ct_json_str_begin(struct ct_json *j)
@@ -235,14 +305,29 @@ void ct_json_str_begin(struct ct_json *j)
 
 void ct_json_str_add(struct ct_json *j, const char *s, size_t n)
 {
-	const unsigned char *u = (const unsigned char *)s;
+	put_escaped_bytes(j, (const unsigned char *)s, n);
+}
 
-	if (j->len + n <= FLUSH_AT && all_plain(u, n)) {
-		memcpy(j->buf + j->len, s, n);
-		j->len += n;
+void ct_json_str_add_plain(struct ct_json *j, const char *s, size_t n)
+{
+	put_plain(j, s, n);
+}
+
+void ct_json_strn_plain(struct ct_json *j, const char *s, size_t n)
+{
+	sep(j);
+	PUT('"', j);
+	put_plain(j, s, n);
+	PUT('"', j);
+}
+
+void ct_json_str_plain(struct ct_json *j, const char *s)
+{
+	if (!s) {
+		ct_json_null(j);
 		return;
 	}
-	put_escaped_from(j, u, n, 0);
+	ct_json_strn_plain(j, s, strlen(s));
 }
 
 void ct_json_str_end(struct ct_json *j)
@@ -399,6 +484,11 @@ void ct_json_rawf(struct ct_json *j, const char *fmt, ...)
 
 void ct_json_value_raw(struct ct_json *j, const char *text)
 {
+	ct_json_value_rawn(j, text, strlen(text));
+}
+
+void ct_json_value_rawn(struct ct_json *j, const char *text, size_t n)
+{
 	sep(j);
-	put_str(j, text, strlen(text));
+	put_plain(j, text, n);
 }

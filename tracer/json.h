@@ -71,6 +71,11 @@ void ct_json_strn(struct ct_json *j, const char *s, size_t n); /* bytes, escaped
 void ct_json_str_begin(struct ct_json *j);
 void ct_json_str_add(struct ct_json *j, const char *s, size_t n);
 void ct_json_str_end(struct ct_json *j);
+/* the same for strings known not to need escaping (names from cutrace's
+ * own tables, numbers it formatted): written without the check */
+void ct_json_str_plain(struct ct_json *j, const char *s);            /* NULL -> null */
+void ct_json_strn_plain(struct ct_json *j, const char *s, size_t n);
+void ct_json_str_add_plain(struct ct_json *j, const char *s, size_t n);
 void ct_json_int(struct ct_json *j, int64_t v);
 void ct_json_uint(struct ct_json *j, uint64_t v);
 /* v as the string "0x..." in lower-case hex ("0x" PRIx64; 0 is "0x0") */
@@ -85,6 +90,11 @@ static inline __attribute__((always_inline)) void ct_json_kstr(struct ct_json *j
 {
 	ct_json_key(j, k);
 	ct_json_str(j, v);
+}
+static inline __attribute__((always_inline)) void ct_json_kstr_plain(struct ct_json *j, const char *k, const char *v)
+{
+	ct_json_key(j, k);
+	ct_json_str_plain(j, v);
 }
 static inline __attribute__((always_inline)) void ct_json_kint(struct ct_json *j, const char *k, int64_t v)
 {
@@ -110,5 +120,6 @@ void ct_json_raw(struct ct_json *j, const char *s, size_t n);
 void ct_json_rawf(struct ct_json *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* a number written without a separator: with ct_json_key(), a value */
 void ct_json_value_raw(struct ct_json *j, const char *text);
+void ct_json_value_rawn(struct ct_json *j, const char *text, size_t n);
 
 #endif

@@ -171,19 +171,13 @@ static uint32_t claim_id(struct chrome_state *s, uint32_t id)
 
 /* ---- writing helpers ----------------------------------------------------------- */
 
-/*
- * key: a microsecond value from integer nanoseconds, exact ("12.345").
- * The writer has no raw-number call, so this relies on ct_json_key leaving
- * after_key set: the value is printed directly and the flag cleared, which
- * is all the writer's separator logic does for a value after a key.
- */
-static void kusec(struct ct_json *j, const char *key, int64_t ns)
+/* key: a microsecond value from integer nanoseconds, exact ("12.345") */
+static inline __attribute__((always_inline)) void kusec(struct ct_json *j, const char *key, int64_t ns)
 {
 	uint64_t a = ns < 0 ? (uint64_t)-ns : (uint64_t)ns;
 	unsigned frac = (unsigned)(a % 1000);
 	char b[32], *p = b + sizeof b;
 
-	ct_json_key(j, key);
 	*--p = (char)('0' + frac % 10);
 	*--p = (char)('0' + frac / 10 % 10);
 	*--p = (char)('0' + frac / 100);
@@ -191,8 +185,8 @@ static void kusec(struct ct_json *j, const char *key, int64_t ns)
 	p = ct_udec_rev(p, a / 1000);
 	if (ns < 0)
 		*--p = '-';
-	ct_json_raw(j, p, (size_t)(b + sizeof b - p));
-	j->after_key = false;
+	ct_json_key(j, key);
+	ct_json_value_rawn(j, p, (size_t)(b + sizeof b - p));
 }
 
 /* ts of a monotonic time of the current process (0 at the earliest) */
@@ -218,7 +212,7 @@ static void ev_head(struct chrome_state *s, const char *ph, const char *name, ui
 	struct ct_json *j = &s->j;
 
 	ct_json_obj_begin(j);
-	ct_json_kstr(j, "ph", ph);
+	ct_json_kstr_plain(j, "ph", ph);
 	ct_json_kstr(j, "name", name);
 	ct_json_kuint(j, "pid", s->cpid);
 	ct_json_kuint(j, "tid", ctid);
@@ -508,29 +502,32 @@ static void slice_name(struct chrome_state *s, const struct ct_show_event *e, ch
 	}
 }
 
+/* names from the decoder's tables and its own formatting ("_IOC(...)",
+ * "class 0x...", "nvidia0") need no escaping; the summary and the warning
+ * may quote the trace's strings */
 static void ioctl_args(struct ct_json *j, const struct ct_desc *d, const struct ct_nv_ioctl *nv)
 {
-	ct_json_kstr(j, "ioctl", nv->name[0] ? nv->name : d->ioctl.name);
-	ct_json_kstr(j, "node", nv->node_name[0] ? nv->node_name : d->ioctl.node);
-	ct_json_kstr(j, "nv_family", ct_nv_family_name(nv->family));
+	ct_json_kstr_plain(j, "ioctl", nv->name[0] ? nv->name : d->ioctl.name);
+	ct_json_kstr_plain(j, "node", nv->node_name[0] ? nv->node_name : d->ioctl.node);
+	ct_json_kstr_plain(j, "nv_family", ct_nv_family_name(nv->family));
 	ct_json_key(j, "request");
 	ct_json_hexnum(j, nv->request);
 	if (nv->args == CT_NV_A_RM_CONTROL) {
-		ct_json_kstr(j, "rm_control", nv->u.control.cmd_name);
+		ct_json_kstr_plain(j, "rm_control", nv->u.control.cmd_name);
 		ct_json_key(j, "rm_control_cmd");
 		ct_json_hexnum(j, nv->u.control.cmd);
 	} else if (nv->args == CT_NV_A_RM_ALLOC) {
-		ct_json_kstr(j, "rm_class", nv->u.alloc.class_name);
+		ct_json_kstr_plain(j, "rm_class", nv->u.alloc.class_name);
 	} else if (nv->args == CT_NV_A_RM_ALLOC_MEMORY) {
-		ct_json_kstr(j, "rm_class", nv->u.alloc_memory.class_name);
+		ct_json_kstr_plain(j, "rm_class", nv->u.alloc_memory.class_name);
 	}
 	if (nv->has_status) {
 		ct_json_kuint(j, "status", nv->status);
-		ct_json_kstr(j, "status_name", nv->status_name);
+		ct_json_kstr_plain(j, "status_name", nv->status_name);
 		ct_json_kbool(j, "status_is_warning", nv->is_warning);
 	} else if (d->ioctl.has_status) {
 		ct_json_kuint(j, "status", d->ioctl.status);
-		ct_json_kstr(j, "status_name", d->ioctl.status_name);
+		ct_json_kstr_plain(j, "status_name", d->ioctl.status_name);
 		ct_json_kbool(j, "status_is_warning", d->ioctl.is_warning);
 	}
 	if (nv->summary[0])
@@ -546,19 +543,24 @@ static void call_args(struct chrome_state *s, const struct ct_show_event *e)
 	const struct ct_desc *d = e->d;
 	char buf[24];
 
+	size_t call_len = strlen(d->call);
+
+	/* the call, result and errno names and the inject action come from
+	 * tables ("call#N", "action#N" otherwise): no escaping */
 	ct_json_key(j, "args");
 	ct_json_obj_begin(j);
-	ct_json_kstr(j, "call", d->call);
+	ct_json_key(j, "call");
+	ct_json_strn_plain(j, d->call, call_len);
 	/* "call(args) = result  detail", the text timeline's line */
 	ct_json_key(j, "summary");
 	ct_json_str_begin(j);
-	ct_json_str_add(j, d->call, strlen(d->call));
-	ct_json_str_add(j, "(", 1);
+	ct_json_str_add_plain(j, d->call, call_len);
+	ct_json_str_add_plain(j, "(", 1);
 	ct_json_str_add(j, d->text_args, strlen(d->text_args));
-	ct_json_str_add(j, ") = ", 4);
+	ct_json_str_add_plain(j, ") = ", 4);
 	ct_json_str_add(j, d->result, strlen(d->result));
 	if (d->detail[0]) {
-		ct_json_str_add(j, "  ", 2);
+		ct_json_str_add_plain(j, "  ", 2);
 		ct_json_str_add(j, d->detail, strlen(d->detail));
 	}
 	ct_json_str_end(j);
@@ -568,15 +570,15 @@ static void call_args(struct chrome_state *s, const struct ct_show_event *e)
 		ct_json_int(j, d->ret);
 	else
 		ct_json_null(j);
-	ct_json_kstr(j, "result_name", d->result_name);
+	ct_json_kstr_plain(j, "result_name", d->result_name);
 	ct_json_kint(j, "errno", d->err);
-	ct_json_kstr(j, "errno_name", d->errno_name);
+	ct_json_kstr_plain(j, "errno_name", d->errno_name);
 	ct_json_kbool(j, "ok", d->ok);
 	ct_json_kbool(j, "failed", !d->ok);
 	ct_json_kbool(j, "injected", d->injected);
 	if (d->has_inject) {
 		ct_json_kuint(j, "inject_rule", d->inject_rule);
-		ct_json_kstr(j, "inject_action", ct_inject_action_name(d->inject_action, buf, sizeof buf));
+		ct_json_kstr_plain(j, "inject_action", ct_inject_action_name(d->inject_action, buf, sizeof buf));
 	}
 	if (!d->returned)
 		ct_json_kbool(j, "never_returned", true);
@@ -651,11 +653,11 @@ static int chrome_event(struct ct_show_ctx *c, const struct ct_show_event *e)
 	ev_head(s, b ? "B" : "X", name, th->ctid, ts);
 	if (!b)
 		kusec(&s->j, "dur", (int64_t)ev->dur_ns);
-	ct_json_kstr(&s->j, "cat", d->family);
+	ct_json_kstr_plain(&s->j, "cat", d->family);
 	if (!d->returned || !d->ok)
-		ct_json_kstr(&s->j, "cname", "terrible");
+		ct_json_kstr_plain(&s->j, "cname", "terrible");
 	else if (d->injected)
-		ct_json_kstr(&s->j, "cname", "bad");
+		ct_json_kstr_plain(&s->j, "cname", "bad");
 	call_args(s, e);
 	ev_end(s);
 	if (ev->has_enter && th->n < CT_CHROME_DEPTH) {

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "fmt.h"
+#include "json.h"
 
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
 #pragma GCC diagnostic ignored "-Wformat-security"
@@ -184,6 +185,78 @@ START_TEST(t_string_builder)
 }
 END_TEST
 
+/* the JSON writer's string escaping (tracer/json.c: word-at-a-time checks
+ * and copies, strings in pieces) against a byte-at-a-time reference */
+static size_t ref_escape(char *o, const unsigned char *s, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = s[i];
+		if (c == '"' || c == '\\') {
+			o[k++] = '\\';
+			o[k++] = (char)c;
+		} else if (c == '\n' || c == '\r' || c == '\t') {
+			o[k++] = '\\';
+			o[k++] = c == '\n' ? 'n' : c == '\r' ? 'r' : 't';
+		} else if (c < 0x20 || c >= 0x7f) {
+			k += (size_t)sprintf(o + k, "\\u00%02x", c);
+		} else {
+			o[k++] = (char)c;
+		}
+	}
+	return k;
+}
+
+START_TEST(t_json_escaping)
+{
+	static struct ct_json j;
+	static const unsigned char alphabet[] = { 'a', 'Z', '0', ' ', '"', '\\', '\n', '\r', '\t', 0x01, 0x1f,
+						  0x7f, 0x80, 0xc3, 0xff, '/', '~', 0x20 };
+	unsigned char s[64];
+	char want[1024], *got = NULL;
+	size_t gotlen = 0;
+
+	srand(11);
+	for (int round = 0; round < 50000; round++) {
+		size_t n = (size_t)(rand() % 41), cut = n ? (size_t)rand() % (n + 1) : 0;
+		int plain = rand() % 3 == 0; /* often no byte to escape at all */
+		for (size_t i = 0; i < n; i++)
+			s[i] = plain ? (unsigned char)('a' + rand() % 26)
+				     : alphabet[(size_t)rand() % sizeof alphabet];
+		FILE *f = open_memstream(&got, &gotlen);
+		ck_assert_ptr_nonnull(f);
+		ct_json_init(&j, f, false);
+		ct_json_arr_begin(&j);
+		ct_json_strn(&j, (const char *)s, n);
+		ct_json_str_begin(&j);
+		ct_json_str_add(&j, (const char *)s, cut);
+		ct_json_str_add(&j, (const char *)s + cut, n - cut);
+		ct_json_str_end(&j);
+		ct_json_arr_end(&j);
+		ct_json_flush(&j);
+		fclose(f);
+		size_t k = 0;
+		want[k++] = '[';
+		want[k++] = '"';
+		size_t e = ref_escape(want + k, s, n);
+		k += e;
+		want[k++] = '"';
+		want[k++] = ',';
+		want[k++] = '"';
+		memcpy(want + k, want + 2, e);
+		k += e;
+		want[k++] = '"';
+		want[k++] = ']';
+		want[k] = 0;
+		ck_assert_msg(gotlen == k && !memcmp(got, want, k), "n %zu cut %zu: want %s got %.*s", n, cut, want,
+			      (int)gotlen, got);
+		free(got);
+		got = NULL;
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fmt");
@@ -193,6 +266,7 @@ int main(void)
 	tcase_add_test(tc, t_small_buffers);
 	tcase_add_test(tc, t_random);
 	tcase_add_test(tc, t_string_builder);
+	tcase_add_test(tc, t_json_escaping);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
