@@ -12,7 +12,9 @@
  * backwards in a thread.  Anywhere else (no invariant TSC, another
  * clocksource, RDTSC disabled by prctl, not x86-64, CUTRACE_CLOCK=gettime)
  * every timestamp is a clock_gettime() call, as before.  clock.c has the
- * anchoring and the calibration.
+ * anchoring and the calibration.  Not covered: a program that itself turns
+ * RDTSC into a signal (prctl PR_SET_TSC) after its trace file was created;
+ * run it with CUTRACE_CLOCK=gettime.
  */
 #ifndef CUTRACE_CLOCK_H
 #define CUTRACE_CLOCK_H
