@@ -37,7 +37,7 @@ static void run_usage(FILE *f)
 		"(default: a new directory under $CUTRACE_DIR or /tmp/cutrace-UID) and prints a\n"
 		"verdict per traced process on stderr.  Exits with CMD's status (128+N if signal N\n"
 		"killed it), 2 on usage errors.\n\n"
-		"  -o, --output DIR     trace directory (created if missing, must be yours)\n"
+		"  -o, --output DIR     trace directory (created with its parents if missing; must be yours)\n"
 		"  --inject RULE        inject a fault (repeatable); see 'cutrace run --help-inject'\n"
 		"  --scenario NAME      inject the rules of a named scenario (see 'cutrace scenarios')\n"
 		"  -q, --quiet          print only the verdicts of processes that failed\n"
@@ -72,11 +72,37 @@ int ct_find_shim(char *out, size_t len)
 	return -1;
 }
 
+/* The missing directories above dir, as mkdir -p makes them (0777 less the
+ * umask); the trace directory itself is made 0700 by the caller. */
+static void make_parents(const char *dir)
+{
+	char p[PATH_MAX];
+	size_t n = strlen(dir);
+
+	if (n >= sizeof p)
+		return;
+	memcpy(p, dir, n + 1);
+	for (char *q = p + 1; *q; q++) {
+		if (*q != '/')
+			continue;
+		*q = 0;
+		if (mkdir(p, 0777) < 0 && errno != EEXIST) {
+			*q = '/';
+			return; /* the caller's mkdir says why */
+		}
+		*q = '/';
+	}
+}
+
 /* Check (and create) a trace directory the way the shim will judge it. */
 int ct_prepare_dir(const char *dir, char *why, size_t whylen)
 {
 	struct stat st;
 
+	if (mkdir(dir, 0700) < 0 && errno == ENOENT) {
+		make_parents(dir);
+		errno = 0;
+	}
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
 		snprintf(why, whylen, "cannot create trace directory %s: %s", dir, strerror(errno));
 		return -1;

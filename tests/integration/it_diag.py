@@ -543,3 +543,20 @@ def t_install_tree_works():
     need(p.returncode == 0 and ": OK" in p.stdout, "installed cutrace probe", p.stdout[-1500:], p.stderr)
     for x in (d, d2, prefix):
         shutil.rmtree(x, ignore_errors=True)
+
+
+@test
+def t_run_output_dir_parents_made():
+    """-o A/B/C makes the missing A/B the way mkdir -p does, the trace directory itself 0700;
+    a path that cannot be made is one clear error."""
+    base = tempfile.mkdtemp(prefix="ct_it_")
+    d = os.path.join(base, "a", "b", "traces")
+    p = subprocess.run([CUTRACE, "run", "-q", "-o", d, "--", PROBE], env=rig_env(), capture_output=True,
+                       text=True, timeout=60)
+    need(p.returncode == 0, "run into a new nested directory", p.stderr)
+    need(glob.glob(os.path.join(d, "*.cutrace")), "the trace is there", os.listdir(d))
+    need(os.stat(d).st_mode & 0o777 == 0o700, "trace directory 0700", oct(os.stat(d).st_mode))
+    p = subprocess.run([CUTRACE, "run", "-o", "/proc/no-such/traces", "--", "true"], capture_output=True, text=True)
+    need(p.returncode == 2 and p.stderr.count("\n") == 1 and "cannot create trace directory" in p.stderr,
+         "one-line error", p.returncode, p.stderr)
+    shutil.rmtree(base, ignore_errors=True)
