@@ -46,11 +46,28 @@ static void sb_quoted(struct ct_sb *b, const unsigned char *s, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";
 	char *o = b->p;
+	size_t i = 0;
 
 	if (b->last - o < 2)
 		return;
 	*o++ = '"';
-	for (size_t i = 0; i < len && b->last - o > 5; i++) {
+	for (; i < len && b->last - o > 5; i++) {
+#ifdef __SSE2__
+		/* runs of plain bytes 16 at a time, while even the whole
+		 * vector leaves the room the byte loop asks for */
+		while (i + 16 <= len && b->last - o > 5 + 16) {
+			__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+			unsigned m = ct_marks16(v);
+			unsigned k = m ? (unsigned)__builtin_ctz(m) : 16;
+			_mm_storeu_si128((__m128i *)(void *)o, v);
+			o += k;
+			i += k;
+			if (m)
+				break;
+		}
+		if (i == len || b->last - o <= 5)
+			break;
+#endif
 		unsigned char c = s[i];
 		if (c == '"' || c == '\\') {
 			*o++ = '\\';
@@ -125,16 +142,22 @@ static inline __attribute__((always_inline)) struct ct_desc_arg *
 arg_new(struct ct_desc *d, const char *key, enum ct_arg_kind kind)
 {
 	size_t kn = __builtin_strlen(key);
+	uint64_t kbit = 1ull << (kn < 63 ? kn : 63);
 	struct ct_desc_arg *a;
 
-	for (unsigned i = 0; i < d->nargs; i++) {
-		a = &d->args[i];
-		/* keys are mostly the same literals: the pointer, then the text */
-		if (a->klen == kn && (a->key == key || !memcmp(a->key, key, kn)))
-			return NULL; /* first one wins: JSON keys stay unique */
+	/* a key can repeat only one of the same length: most keys are the
+	 * first of theirs, and are not compared at all */
+	if (d->arg_klens & kbit) {
+		for (unsigned i = 0; i < d->nargs; i++) {
+			a = &d->args[i];
+			/* keys are mostly the same literals: the pointer, then the text */
+			if (a->klen == kn && (a->key == key || !memcmp(a->key, key, kn)))
+				return NULL; /* first one wins: JSON keys stay unique */
+		}
 	}
 	if (d->nargs >= CT_DESC_MAX_ARGS)
 		return NULL;
+	d->arg_klens |= kbit;
 	a = &d->args[d->nargs++];
 	memset(a, 0, sizeof *a);
 	a->key = key;
@@ -813,6 +836,7 @@ void ct_describe_ex(const struct ct_trace *t, const struct ct_event *ev, struct 
 	d->is_ioctl = false;
 	d->nv = NULL;
 	d->nargs = 0;
+	d->arg_klens = 0;
 	d->arena_used = 0;
 	d->call = ct_call_name(ev->call);
 	d->fam = ct_call_family(ev->call);

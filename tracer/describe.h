@@ -99,6 +99,7 @@ struct ct_desc {
 	struct ct_ioctl_desc ioctl;  /* valid when is_ioctl */
 	const struct ct_nv_ioctl *nv; /* the decoded ioctl (describe's scratch), NULL none */
 	unsigned nargs;
+	uint64_t arg_klens;      /* bit min(klen, 63) set for each argument's key */
 	struct ct_desc_arg args[CT_DESC_MAX_ARGS];
 	/* storage for string arguments (ct_describe clears the scalars before target, the
 	 * first byte of each string, and counts nargs and arena_used from 0) */

@@ -15,13 +15,21 @@ int ct_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap) __attribut
  * for 20 (16) of them.  The output paths' number writers. */
 static inline char *ct_udec_rev(char *end, uint64_t v)
 {
-	/* two digits a step: timestamps have a dozen */
+	/* two digits a table entry: timestamps have a dozen */
 	static const char pairs[] =
 		"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
 		"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
 		"8081828384858687888990919293949596979899";
 
-	while (v >= 100) {
+	/* four digits a step while there are more: one 64-bit division */
+	while (v >= 10000) {
+		unsigned r = (unsigned)(v % 10000);
+		v /= 10000;
+		end -= 4;
+		memcpy(end, pairs + 2 * (r / 100), 2);
+		memcpy(end + 2, pairs + 2 * (r % 100), 2);
+	}
+	if (v >= 100) {
 		unsigned r = (unsigned)(v % 100);
 		v /= 100;
 		end -= 2;
@@ -44,6 +52,22 @@ static inline char *ct_uhex_rev(char *end, uint64_t v)
 	} while (v);
 	return end;
 }
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+/* bit k set for each of the 16 bytes of v outside printable ASCII or a '"'
+ * or '\\' (what JSON and C-style quoting escape): a signed compare leaves
+ * 0x20..0x7f, then '"', '\\' and DEL */
+static inline unsigned ct_marks16(__m128i v)
+{
+	__m128i printable = _mm_cmpgt_epi8(v, _mm_set1_epi8(0x1f));
+	__m128i bad = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+				   _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
+
+	bad = _mm_or_si128(bad, _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f)));
+	return ((unsigned)_mm_movemask_epi8(printable) ^ 0xffffu) | (unsigned)_mm_movemask_epi8(bad);
+}
+#endif
 
 /*
  * A string built piece by piece in a fixed buffer, cut where snprintf would

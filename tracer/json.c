@@ -46,20 +46,39 @@ static void put_str(struct ct_json *j, const char *s, size_t n)
 }
 #define PUT(c, jj) put_c((jj), (c))
 
+/* how many decimal digits v >= 10 has: log2 * 1233 / 4096 is log10, or one
+ * below it (the powers of ten settle which) */
+static inline size_t udec_len(uint64_t v)
+{
+	static const uint64_t pow10[20] = {
+		1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+		100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
+		10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+		100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull,
+	};
+	unsigned t = ((unsigned)(64 - __builtin_clzll(v)) * 1233) >> 12;
+
+	return t + (v >= pow10[t]);
+}
+
 static inline void put_u64(struct ct_json *f, uint64_t v)
 {
-	/* the digits end at b + 20; with room in the buffer, a fixed 20 bytes
-	 * from their start are copied (a few moves, no call) and only the
-	 * digits counted */
-	char b[40] = { 0 }, *p = ct_udec_rev(b + 20, v);
-	size_t n = (size_t)(b + 20 - p);
+	char b[24], *p;
 
+	if (v < 10 && f->len < FLUSH_AT) {
+		f->buf[f->len++] = (char)('0' + v);
+		return;
+	}
+	/* with room in the buffer, the digits are written in place, counted
+	 * first: no copy */
 	if (f->len + 20 <= FLUSH_AT) {
-		memcpy(f->buf + f->len, p, 20);
+		size_t n = udec_len(v);
+		ct_udec_rev(f->buf + f->len + n, v);
 		f->len += n;
 		return;
 	}
-	put_str(f, p, n);
+	p = ct_udec_rev(b + sizeof b, v);
+	put_str(f, p, (size_t)(b + sizeof b - p));
 }
 
 void ct_json_init(struct ct_json *j, FILE *f, bool pretty)
@@ -177,18 +196,43 @@ static inline uint64_t short_word(const unsigned char *s, size_t n)
 	return w;
 }
 
+#ifdef __SSE2__
+/* copy_plain for n >= 16: 16 bytes at a time */
+static inline size_t copy_plain16(char *o, const unsigned char *s, size_t n)
+{
+	__m128i v;
+	size_t i;
+
+	for (i = 0; i + 16 < n; i += 16) {
+		v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+		if (ct_marks16(v))
+			return i;
+		_mm_storeu_si128((__m128i *)(void *)(o + i), v);
+	}
+	v = _mm_loadu_si128((const __m128i *)(const void *)(s + n - 16));
+	if (ct_marks16(v))
+		return i;
+	_mm_storeu_si128((__m128i *)(void *)(o + n - 16), v);
+	return n;
+}
+#endif
+
 /*
- * Copy s's n bytes to o while none of them needs escaping, 8 at a time (the
- * last, overlapping word for the tail): one pass instead of a check and a
- * copy.  o needs room for n + 8 bytes (whole words are stored).  Returns how
- * many bytes were copied: n, or where the first word that needs escaping
- * starts (the bytes before it are copied and plain).
+ * Copy s's n bytes to o while none of them needs escaping, 8 at a time (16
+ * with SSE2; the last, overlapping word for the tail): one pass instead of a
+ * check and a copy.  o needs room for n + 8 bytes (whole words are stored).
+ * Returns how many bytes were copied: n, or where the first word that needs
+ * escaping starts (the bytes before it are copied and plain).
  */
 static inline size_t copy_plain(char *o, const unsigned char *s, size_t n)
 {
 	uint64_t w;
 	size_t i;
 
+#ifdef __SSE2__
+	if (n >= 16)
+		return copy_plain16(o, s, n);
+#endif
 	if (n < 8) {
 		w = short_word(s, n);
 		if (!word_plain(w))
@@ -252,6 +296,59 @@ static void put_escaped_from(struct ct_json *f, const unsigned char *s, size_t n
 	put_str(f, (const char *)s + run, n - run);
 }
 
+/* the escape of byte c (one that needs it) at o; returns the end */
+static inline char *escape_byte(char *o, unsigned char c)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	*o++ = '\\';
+	switch (c) {
+	case '"': *o++ = '"'; break;
+	case '\\': *o++ = '\\'; break;
+	case '\n': *o++ = 'n'; break;
+	case '\r': *o++ = 'r'; break;
+	case '\t': *o++ = 't'; break;
+	default:
+		memcpy(o, "u00", 3);
+		o[3] = hex[c >> 4];
+		o[4] = hex[c & 15];
+		o += 5;
+	}
+	return o;
+}
+
+#ifdef __SSE2__
+/* put_escaped_from with room in the buffer for the worst case (6 bytes
+ * each, plus a whole vector): written in place, 16 bytes a step up to the
+ * next byte that needs escaping */
+static void put_escaped_room(struct ct_json *f, const unsigned char *s, size_t n)
+{
+	char *o = f->buf + f->len;
+	size_t i = 0;
+
+	while (i + 16 <= n) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+		unsigned m = ct_marks16(v);
+		_mm_storeu_si128((__m128i *)(void *)o, v);
+		if (!m) {
+			i += 16;
+			o += 16;
+			continue;
+		}
+		unsigned k = (unsigned)__builtin_ctz(m);
+		o = escape_byte(o + k, s[i + k]);
+		i += k + 1;
+	}
+	for (; i < n; i++) {
+		if (needs_escape[s[i]])
+			o = escape_byte(o, s[i]);
+		else
+			*o++ = (char)s[i];
+	}
+	f->len = (size_t)(o - f->buf);
+}
+#endif
+
 /* s's n bytes, escaped as needed, without quotes */
 static inline void put_escaped_bytes(struct ct_json *f, const unsigned char *s, size_t n)
 {
@@ -263,6 +360,12 @@ static inline void put_escaped_bytes(struct ct_json *f, const unsigned char *s, 
 		f->len += k;
 		if (k == n)
 			return;
+#ifdef __SSE2__
+		if (n <= FLUSH_AT / 8 && f->len + 6 * (n - k) + 16 <= FLUSH_AT) {
+			put_escaped_room(f, s + k, n - k);
+			return;
+		}
+#endif
 	}
 	put_escaped_from(f, s + k, n - k);
 }
@@ -315,6 +418,33 @@ void ct_json_str_add_plain(struct ct_json *j, const char *s, size_t n)
 
 void ct_json_strn_plain(struct ct_json *j, const char *s, size_t n)
 {
+	if (!j->pretty && n <= 64 && j->len + n + 16 <= FLUSH_AT) {
+		/* a compact table name: one room check, separator, quotes and
+		 * the name (word copies, the last one overlapping) in place */
+		char *o = j->buf + j->len;
+		if (j->after_key) {
+			j->after_key = false;
+		} else {
+			if (!j->first[j->depth])
+				*o++ = ',';
+			j->first[j->depth] = false;
+		}
+		*o++ = '"';
+		if (n < 8) {
+			uint64_t w = short_word((const unsigned char *)s, n);
+			memcpy(o, &w, 8);
+		} else if (n <= 16) {
+			memcpy(o, s, 8);
+			memcpy(o + n - 8, s + n - 8, 8);
+		} else {
+			for (size_t i = 0; i + 16 < n; i += 16)
+				memcpy(o + i, s + i, 16);
+			memcpy(o + n - 16, s + n - 16, 16);
+		}
+		o[n] = '"';
+		j->len = (size_t)(o + n + 1 - j->buf);
+		return;
+	}
 	sep(j);
 	PUT('"', j);
 	put_plain(j, s, n);
@@ -335,7 +465,7 @@ void ct_json_str_end(struct ct_json *j)
 	PUT('"', j);
 }
 
-void ct_json_key_plain(struct ct_json *j, const char *key, size_t n)
+void ct_json_key_plain_slow(struct ct_json *j, const char *key, size_t n)
 {
 	sep(j);
 	if (j->len + n + 4 <= FLUSH_AT) {
@@ -398,11 +528,40 @@ void ct_json_uint(struct ct_json *j, uint64_t v)
 	put_u64(j, v);
 }
 
+/* the 8 hex digits of v, most significant first (little-endian word) */
+static inline uint64_t hex8(uint32_t v)
+{
+	const uint64_t ones = 0x0101010101010101ull;
+	uint64_t x = v;
+
+	/* one nibble a byte, the lowest in the lowest byte */
+	x = (x | x << 16) & 0x0000ffff0000ffffull;
+	x = (x | x << 8) & 0x00ff00ff00ff00ffull;
+	x = (x | x << 4) & 0x0f0f0f0f0f0f0f0full;
+	/* '0' + n, and 'a' - '0' - 10 more for each nibble over 9 */
+	x += ones * '0' + (((x + ones * 6) >> 4) & ones) * ('a' - '0' - 10);
+	return __builtin_bswap64(x);
+}
+
 void ct_json_hexnum(struct ct_json *j, uint64_t v)
 {
 	char b[24], *p;
 
 	sep(j);
+	if (j->len + 40 <= FLUSH_AT) {
+		/* all 16 digits built at once, the leading zeros skipped: the
+		 * copy takes 16 bytes from the first digit kept (the zeros after
+		 * the digits are not counted) */
+		uint64_t d[4] = { hex8((uint32_t)(v >> 32)), hex8((uint32_t)v), 0, 0 };
+		size_t nd = v ? (size_t)(67 - __builtin_clzll(v)) / 4 : 1;
+		char *o = j->buf + j->len;
+
+		memcpy(o, "\"0x", 3);
+		memcpy(o + 3, (const char *)d + 16 - nd, 16);
+		o[3 + nd] = '"';
+		j->len += nd + 4;
+		return;
+	}
 	b[sizeof b - 1] = '"';
 	p = ct_uhex_rev(b + sizeof b - 1, v);
 	*--p = 'x';

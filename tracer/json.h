@@ -36,20 +36,35 @@ void ct_json_arr_end(struct ct_json *j);
 /* a key, escaped as needed; ct_json_key_plain: the caller knows that none of
  * its n bytes needs escaping (the literal keys of our own code) */
 void ct_json_key_any(struct ct_json *j, const char *key);
-void ct_json_key_plain(struct ct_json *j, const char *key, size_t n);
-/* keys written as string literals (every key of cutrace's own output) take
- * the plain path with a length known at compile time; inside a compact
- * object (one event of show --json, the Chrome export) that is a few stores
- * here, without a call: a big trace writes tens of millions of keys */
-static inline __attribute__((always_inline)) void ct_json_key(struct ct_json *j, const char *key)
+void ct_json_key_plain_slow(struct ct_json *j, const char *key, size_t n);
+/* n bytes from s to o with a few overlapping moves, no call, for the short
+ * strings of keys; only o[0..n) is written */
+static inline __attribute__((always_inline)) void ct_json_copy_short(char *o, const char *s, size_t n)
 {
-	if (!__builtin_constant_p(__builtin_strlen(key))) {
-		ct_json_key_any(j, key);
-		return;
+	if (n > 32)
+		__builtin_memcpy(o, s, n);
+	else if (n >= 16) {
+		__builtin_memcpy(o, s, 16);
+		__builtin_memcpy(o + n - 16, s + n - 16, 16);
+	} else if (n >= 8) {
+		__builtin_memcpy(o, s, 8);
+		__builtin_memcpy(o + n - 8, s + n - 8, 8);
+	} else if (n >= 4) {
+		__builtin_memcpy(o, s, 4);
+		__builtin_memcpy(o + n - 4, s + n - 4, 4);
+	} else if (n) {
+		o[0] = s[0];
+		o[n / 2] = s[n / 2];
+		o[n - 1] = s[n - 1];
 	}
-	size_t n = __builtin_strlen(key);
+}
+/* inside a compact object (one event of show --json, the Chrome export)
+ * with room in the buffer a plain key is a few stores here, without a
+ * call: a big trace writes tens of millions of keys */
+static inline __attribute__((always_inline)) void ct_json_key_plain(struct ct_json *j, const char *key, size_t n)
+{
 	if (j->pretty || j->after_key || j->len + n + 4 > CT_JSON_FLUSH_AT) {
-		ct_json_key_plain(j, key, n);
+		ct_json_key_plain_slow(j, key, n);
 		return;
 	}
 	char *o = j->buf + j->len;
@@ -57,12 +72,23 @@ static inline __attribute__((always_inline)) void ct_json_key(struct ct_json *j,
 		*o++ = ',';
 	j->first[j->depth] = false;
 	*o++ = '"';
-	__builtin_memcpy(o, key, n);
+	ct_json_copy_short(o, key, n);
 	o += n;
 	*o++ = '"';
 	*o++ = ':';
 	j->len = (size_t)(o - j->buf);
 	j->after_key = true;
+}
+/* keys written as string literals (every key of cutrace's own output) take
+ * the plain path with a length known at compile time, so that the copy is
+ * inlined too */
+static inline __attribute__((always_inline)) void ct_json_key(struct ct_json *j, const char *key)
+{
+	if (!__builtin_constant_p(__builtin_strlen(key))) {
+		ct_json_key_any(j, key);
+		return;
+	}
+	ct_json_key_plain(j, key, __builtin_strlen(key));
 }
 void ct_json_str(struct ct_json *j, const char *s);            /* NULL -> null */
 void ct_json_strn(struct ct_json *j, const char *s, size_t n); /* bytes, escaped */

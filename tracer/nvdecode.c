@@ -205,20 +205,43 @@ static void appendf(char *buf, size_t cap, const char *fmt, ...)
 
 #define SUM(o, ...) appendf((o)->summary, sizeof (o)->summary, __VA_ARGS__)
 
-static void warnf(struct ct_nv_ioctl *o, const char *fmt, ...) CT_NVD_PRINTF(2, 3);
-static void warnf(struct ct_nv_ioctl *o, const char *fmt, ...)
+/* SUM(o, "%s%s", a, b) without the format; b may be NULL */
+static void sum_str(struct ct_nv_ioctl *o, const char *a, const char *b)
+{
+	struct ct_sb sb;
+
+	ct_sb_append_to(&sb, o->summary, sizeof o->summary);
+	ct_sb_str(&sb, a);
+	if (b)
+		ct_sb_str(&sb, b);
+}
+
+/* one more warning, after "; " when there are others, built in *b; false:
+ * no room left (nothing is added) */
+static bool warn_begin(struct ct_nv_ioctl *o, struct ct_sb *b)
 {
 	size_t used = strnlen(o->warning, sizeof o->warning);
-	va_list ap;
 
 	if (used + 3 >= sizeof o->warning)
-		return;
+		return false;
 	if (used) {
 		memcpy(o->warning + used, "; ", 3);
 		used += 2;
 	}
+	ct_sb_init(b, o->warning + used, sizeof o->warning - used);
+	return true;
+}
+
+static void warnf(struct ct_nv_ioctl *o, const char *fmt, ...) CT_NVD_PRINTF(2, 3);
+static void warnf(struct ct_nv_ioctl *o, const char *fmt, ...)
+{
+	struct ct_sb b;
+	va_list ap;
+
+	if (!warn_begin(o, &b))
+		return;
 	va_start(ap, fmt);
-	vsnprintf(o->warning + used, sizeof o->warning - used, fmt, ap);
+	vsnprintf(b.p, (size_t)(b.last - b.p) + 1, fmt, ap);
 	va_end(ap);
 }
 
@@ -241,19 +264,37 @@ static const char *status_str(uint32_t st, uint32_t drv, char *buf, unsigned len
 	return buf;
 }
 
+/* prefix, then v as printf's %02x */
+static void sb_hex02(struct ct_sb *b, const char *prefix, unsigned v)
+{
+	ct_sb_str(b, prefix);
+	if (v < 16)
+		ct_sb_mem(b, "0", 1);
+	ct_sb_hex(b, v);
+}
+
 /* "_IOC(RW,'F',0xd9,2608)": how strace prints a request it cannot name */
 static void ioc_struct(uint64_t req, char *buf, unsigned len)
 {
 	static const char *const dirs[4] = { "NONE", "W", "R", "RW" };
 	unsigned type = (unsigned)(req >> 8) & 0xffu;
-	char t[8];
+	struct ct_sb b;
 
-	if (isprint((int)type) && type != '\'' && type != '\\')
-		snprintf(t, sizeof t, "'%c'", (char)type);
-	else
-		snprintf(t, sizeof t, "0x%02x", type);
-	snprintf(buf, len, "_IOC(%s,%s,0x%02x,%u)", dirs[(req >> 30) & 3u], t, (unsigned)(req & 0xffu),
-		 (unsigned)((req >> 16) & 0x3fffu));
+	/* "_IOC(%s,%s,0x%02x,%u)", the type as '%c' or 0x%02x */
+	ct_sb_init(&b, buf, len);
+	ct_sb_str(&b, "_IOC(");
+	ct_sb_str(&b, dirs[(req >> 30) & 3u]);
+	if (isprint((int)type) && type != '\'' && type != '\\') {
+		char t[5] = { ',', '\'', (char)type, '\'', ',' };
+		ct_sb_mem(&b, t, 5);
+	} else {
+		sb_hex02(&b, ",0x", type);
+		ct_sb_mem(&b, ",", 1);
+	}
+	sb_hex02(&b, "0x", (unsigned)(req & 0xffu));
+	ct_sb_mem(&b, ",", 1);
+	ct_sb_u64(&b, (unsigned)((req >> 16) & 0x3fffu));
+	ct_sb_mem(&b, ")", 1);
 }
 
 /* ---- device map ------------------------------------------------------------------- */
@@ -793,7 +834,7 @@ static void dec_frontend_args(struct dctx *c)
 		return;
 	}
 	default:
-		SUM(o, "%s", o->short_name);
+		sum_str(o, o->short_name, NULL);
 		return;
 	}
 }
@@ -1043,7 +1084,7 @@ static void dec_rm_control(struct dctx *c)
 	if ((n = missing_input(c, in, 8))) {
 		o->u.control.cmd_unreadable = true;
 		ct_str_copy(o->u.control.cmd_name, sizeof o->u.control.cmd_name, n);
-		SUM(o, "RM_CONTROL %s", n);
+		sum_str(o, "RM_CONTROL ", n);
 		return;
 	}
 	/* §11.8: unnamed controls are described by class/category/index */
@@ -1057,7 +1098,7 @@ static void dec_rm_control(struct dctx *c)
 		if (!o->u.control.cmd_structural)
 			o->unknown |= CT_NV_UNK_CONTROL;
 	}
-	SUM(o, "RM_CONTROL %s", o->u.control.cmd_name);
+	sum_str(o, "RM_CONTROL ", o->u.control.cmd_name);
 	dec_control_payload(c);
 }
 
@@ -1104,7 +1145,7 @@ static void dec_rm_alloc(struct dctx *c, const struct ct_nv_escape *e)
 	if ((missing = missing_input(c, in, 12))) {
 		o->u.alloc.class_unreadable = true;
 		ct_str_copy(o->u.alloc.class_name, sizeof o->u.alloc.class_name, missing);
-		SUM(o, "RM_ALLOC %s", missing);
+		sum_str(o, "RM_ALLOC ", missing);
 		return;
 	}
 	/* §11.15: the kernel turns 0x0/0x1 into 0x41 before RM sees it; name the
@@ -1115,7 +1156,7 @@ static void dec_rm_alloc(struct dctx *c, const struct ct_nv_escape *e)
 	name_class(cls, o->u.alloc.class_name, sizeof o->u.alloc.class_name, &o->u.alloc.class_named);
 	if (!o->u.alloc.class_named)
 		o->unknown |= CT_NV_UNK_CLASS;
-	SUM(o, "RM_ALLOC %s", o->u.alloc.class_name);
+	sum_str(o, "RM_ALLOC ", o->u.alloc.class_name);
 	/* the instance a device / subdevice object stands for: its parameters'
 	 * first word (NV0080_ALLOC_PARAMETERS.deviceId, NV2080_ALLOC_PARAMETERS
 	 * .subDeviceId, §7); recorded after the call, direct or via XFER */
@@ -1154,7 +1195,7 @@ static void dec_rm_args(struct dctx *c, const struct ct_nv_escape *e)
 		o->u.free.hParent = blk_u32_or(in, 4, 0);
 		o->u.free.hObjectOld = blk_u32_or(in, 8, 0);
 		if ((missing = missing_input(c, in, 8)))
-			SUM(o, "RM_FREE %s", missing);
+			sum_str(o, "RM_FREE ", missing);
 		else if (o->u.free.hObjectOld == o->u.free.hRoot) /* freeing the client itself */
 			SUM(o, "RM_FREE client 0x%x", (unsigned)o->u.free.hRoot);
 		else
@@ -1173,7 +1214,7 @@ static void dec_rm_args(struct dctx *c, const struct ct_nv_escape *e)
 		if ((missing = missing_input(c, in, 12))) {
 			o->u.alloc_memory.class_unreadable = true;
 			ct_str_copy(o->u.alloc_memory.class_name, sizeof o->u.alloc_memory.class_name, missing);
-			SUM(o, "RM_ALLOC_MEMORY %s", missing);
+			sum_str(o, "RM_ALLOC_MEMORY ", missing);
 			return;
 		}
 		name_class(o->u.alloc_memory.hClass, o->u.alloc_memory.class_name,
@@ -1223,7 +1264,7 @@ static void dec_rm_args(struct dctx *c, const struct ct_nv_escape *e)
 		SUM(o, "RM_UPDATE_DEVICE_MAPPING_INFO hMemory 0x%x", (unsigned)o->u.update_mapping.hMemory);
 		return;
 	default:
-		SUM(o, "%s", o->short_name);
+		sum_str(o, o->short_name, NULL);
 		return;
 	}
 }
@@ -1242,6 +1283,8 @@ static void check_node(struct dctx *c, const struct ct_nv_escape *e)
 	unsigned kind = o->node_kind;
 	enum ct_nv_node_rule rule = e->node;
 
+	struct ct_sb b;
+
 	if (kind != CT_NODE_CTL && kind != CT_NODE_GPU) {
 		warnf(o, "%s sent to %s, which is not an NVIDIA control or GPU node", o->short_name,
 		      o->node_name);
@@ -1249,10 +1292,17 @@ static void check_node(struct dctx *c, const struct ct_nv_escape *e)
 	}
 	if (o->nr == NR_RM_ALLOC && event_class(blk_u32_or(&c->before, 12, 0)))
 		rule = CT_NODE_RULE_ANY;
-	if ((rule == CT_NODE_RULE_CTL && kind != CT_NODE_CTL) ||
-	    (rule == CT_NODE_RULE_GPU && kind != CT_NODE_GPU))
-		warnf(o, "wrong node: %s must go to %s, sent to %s (the kernel answers -EINVAL)",
-		      o->short_name, node_rule_text(rule), o->node_name);
+	if (((rule == CT_NODE_RULE_CTL && kind != CT_NODE_CTL) ||
+	     (rule == CT_NODE_RULE_GPU && kind != CT_NODE_GPU)) && warn_begin(o, &b)) {
+		/* "wrong node: %s must go to %s, sent to %s (the kernel answers -EINVAL)" */
+		ct_sb_str(&b, "wrong node: ");
+		ct_sb_str(&b, o->short_name);
+		ct_sb_str(&b, " must go to ");
+		ct_sb_str(&b, node_rule_text(rule));
+		ct_sb_str(&b, ", sent to ");
+		ct_sb_str(&b, o->node_name);
+		ct_sb_str(&b, " (the kernel answers -EINVAL)");
+	}
 }
 
 static bool esc_size_ok(const struct ct_nv_escape *e, uint32_t size)
@@ -1320,7 +1370,7 @@ static void dec_escape(struct dctx *c)
 			   o->name, sizeof o->name);
 		set_short(o);
 		o->unknown |= CT_NV_UNK_ESCAPE;
-		SUM(o, "%s", o->name);
+		sum_str(o, o->name, NULL);
 		return;
 	}
 	ct_str_copy(o->name, sizeof o->name, e->name);
@@ -1522,19 +1572,28 @@ static void dec_uvm(struct dctx *c)
 		snprintf(o->name, sizeof o->name, "UVM cmd 0x%" PRIx64, o->request);
 		set_short(o);
 		o->unknown |= CT_NV_UNK_UVM;
-		SUM(o, "%s", o->name);
+		sum_str(o, o->name, NULL);
 		if (((o->request >> 8) & 0xffu) == 'F' && (o->request >> 30) && !(o->request >> 32)) {
 			const struct ct_nv_escape *e = ct_nv_escape((unsigned)o->request & 0xffu, 0, c->drv);
 			ioc_struct(o->request, ioc, sizeof ioc);
-			warnf(o, "%s%s%s is an NVIDIA frontend request: sent to %s instead of /dev/nvidiactl "
-			      "or /dev/nvidiaN", ioc, e ? " = " : "", e ? e->name : "", o->node_name);
+			struct ct_sb b;
+			if (warn_begin(o, &b)) {
+				ct_sb_str(&b, ioc);
+				if (e) {
+					ct_sb_str(&b, " = ");
+					ct_sb_str(&b, e->name);
+				}
+				ct_sb_str(&b, " is an NVIDIA frontend request: sent to ");
+				ct_sb_str(&b, o->node_name);
+				ct_sb_str(&b, " instead of /dev/nvidiactl or /dev/nvidiaN");
+			}
 		}
 		return;
 	}
 	ct_str_copy(o->name, sizeof o->name, u->name);
 	set_short(o);
 	o->named = true;
-	SUM(o, "%s", o->name);
+	sum_str(o, o->name, NULL);
 	if (u->flags & CT_UVM_F_ABSENT) {
 		warnf(o, "%s is not defined in %s", u->name, ds);
 	} else {
@@ -1582,7 +1641,13 @@ static void dec_other(struct dctx *c)
 			set_short(o);
 			o->named = true;
 			o->params_type = e->params;
-			warnf(o, "%s sent to %s, which does not take NVIDIA escapes", o->short_name, o->node_name);
+			struct ct_sb b;
+			if (warn_begin(o, &b)) {
+				ct_sb_str(&b, o->short_name);
+				ct_sb_str(&b, " sent to ");
+				ct_sb_str(&b, o->node_name);
+				ct_sb_str(&b, ", which does not take NVIDIA escapes");
+			}
 			/* the arguments still say what the caller meant; no status:
 			 * no RM ever saw the block */
 			if (o->nr >= 200)
@@ -1596,7 +1661,7 @@ static void dec_other(struct dctx *c)
 	set_short(o);
 	if (nvidia && o->ioc_type == 'F')
 		o->unknown |= CT_NV_UNK_ESCAPE;
-	SUM(o, "%s", o->name);
+	sum_str(o, o->name, NULL);
 }
 
 /* ---- outcome and summary ---------------------------------------------------------- */
@@ -1648,11 +1713,22 @@ static void node_setup(struct dctx *c, const struct ct_nv_devmap *devs)
 	if (devs && o->fd >= 0 && (slot = devmap_slot(devs, o->fd)) >= 0 && devs->fds[slot].node) {
 		uint32_t rnode = devs->fds[slot].node;
 		if (node && (rnode >> 16) != (node >> 16)) {
-			char a[48], b[48];
-			warnf(o, "fd %d was opened as %s but its device %u:%u is %s", (int)o->fd,
-			      devs->fds[slot].path[0] ? devs->fds[slot].path : ct_nv_node_name(node, a, sizeof a),
-			      (unsigned)(devs->fds[slot].rdev >> 32), (unsigned)(uint32_t)devs->fds[slot].rdev,
-			      ct_nv_node_name(rnode, b, sizeof b));
+			char a[48];
+			struct ct_sb b;
+			if (warn_begin(o, &b)) {
+				/* "fd %d was opened as %s but its device %u:%u is %s" */
+				ct_sb_str(&b, "fd ");
+				ct_sb_i64(&b, o->fd);
+				ct_sb_str(&b, " was opened as ");
+				ct_sb_str(&b, devs->fds[slot].path[0] ? devs->fds[slot].path :
+					      ct_nv_node_name(node, a, sizeof a));
+				ct_sb_str(&b, " but its device ");
+				ct_sb_u64(&b, (uint32_t)(devs->fds[slot].rdev >> 32));
+				ct_sb_str(&b, ":");
+				ct_sb_u64(&b, (uint32_t)devs->fds[slot].rdev);
+				ct_sb_str(&b, " is ");
+				ct_sb_str(&b, ct_nv_node_name(rnode, a, sizeof a));
+			}
 		}
 		o->node_from_rdev = rnode != node;
 		node = rnode;

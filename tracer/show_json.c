@@ -212,9 +212,11 @@ static int json_event(struct ct_show_ctx *c, const struct ct_show_event *e)
 	/* one event per line: compact inside, so a big trace stays small */
 	j->pretty = false;
 	ct_json_kuint(j, "seq", ev->seq);
-	ct_json_kstr(j, "type", d->is_note ? "note" : "call");
-	ct_json_kstr(j, "call", d->call);
-	ct_json_kstr(j, "family", d->family);
+	/* names from cutrace's tables ("call#N" / "action#N" otherwise) and
+	 * the decoder's own formatting need no escaping */
+	ct_json_kstr_plain(j, "type", d->is_note ? "note" : "call");
+	ct_json_kstr_plain(j, "call", d->call);
+	ct_json_kstr_plain(j, "family", d->family);
 	ct_json_kuint(j, "tid", ev->tid);
 	ct_json_kint(j, "t_ns", (int64_t)(ev->t_ns - h->start_mono_ns));
 	ct_json_key(j, "dur_ns");
@@ -233,9 +235,9 @@ static int json_event(struct ct_show_ctx *c, const struct ct_show_event *e)
 		ct_json_int(j, d->ret);
 	else
 		ct_json_null(j);
-	ct_json_kstr(j, "result_name", d->result_name);
+	ct_json_kstr_plain(j, "result_name", d->result_name);
 	ct_json_kint(j, "errno", d->err);
-	ct_json_kstr(j, "errno_name", d->errno_name);
+	ct_json_kstr_plain(j, "errno_name", d->errno_name);
 	ct_json_kbool(j, "ok", d->ok);
 	ct_json_kbool(j, "injected", d->injected);
 	if (d->has_inject) {
@@ -243,17 +245,17 @@ static int json_event(struct ct_show_ctx *c, const struct ct_show_event *e)
 		ct_json_key(j, "inject");
 		ct_json_obj_begin(j);
 		ct_json_kuint(j, "rule", d->inject_rule);
-		ct_json_kstr(j, "action", ct_inject_action_name(d->inject_action, buf, sizeof buf));
+		ct_json_kstr_plain(j, "action", ct_inject_action_name(d->inject_action, buf, sizeof buf));
 		ct_json_obj_end(j);
 	}
 	ct_json_kuint(j, "record_flags", ev->flags);
 	if (d->is_ioctl) {
-		ct_json_kstr(j, "name", d->ioctl.name);
+		ct_json_kstr_plain(j, "name", d->ioctl.name);
 		ct_json_kbool(j, "name_known", d->ioctl.named);
-		ct_json_kstr(j, "node", d->ioctl.node);
+		ct_json_kstr_plain(j, "node", d->ioctl.node);
 		if (d->ioctl.has_status) {
 			ct_json_kuint(j, "status", d->ioctl.status);
-			ct_json_kstr(j, "status_name", d->ioctl.status_name);
+			ct_json_kstr_plain(j, "status_name", d->ioctl.status_name);
 			ct_json_kbool(j, "status_is_warning", d->ioctl.is_warning);
 		}
 		if (d->ioctl.detail[0])
