@@ -145,13 +145,19 @@ uint64_t ct_clock_anchor_ns(uint64_t t)
 	}
 	if (c->last > ns) /* a pair read earlier than the thread's last value */
 		ns = c->last;
+	/* a signal handler that records while the anchor is half written must
+	 * not use it: no span until it is whole */
+	c->span = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	c->tsc = t;
 	c->ns = ns;
 	/* slew the lead away over the next span, at most at half the rate */
 	lead = lead < (m >> 1) >> (32 - CT_CLOCK_SPAN_SHIFT) ? lead : (m >> 1) >> (32 - CT_CLOCK_SPAN_SHIFT);
 	c->mult = m - ((lead << 32) >> CT_CLOCK_SPAN_SHIFT);
+	c->last = ns;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	c->span = CT_CLOCK_SPAN;
-	return c->last = ns;
+	return ns;
 no_tsc:
 	/* the clock alone: still never below a value the TSC gave this thread */
 	ns = ct_clock_gettime_ns();
