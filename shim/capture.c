@@ -287,7 +287,6 @@ static void put_block(struct ct_w *w, const struct plan *p, const unsigned char 
 static uint64_t rd64(const unsigned char *b) { uint64_t v; memcpy(&v, b, 8); return v; }
 static uint32_t rd32(const unsigned char *b) { uint32_t v; memcpy(&v, b, 4); return v; }
 
-int ct_real_ioctl(int fd, unsigned long req, void *arg) CT_HIDDEN;
 uint32_t ct_revalidate_fd(int fd) CT_HIDDEN;
 int ct_inject_ioctl_before(uint32_t node, unsigned long req, void *arg, int *err, uint32_t *after,
 			   uint32_t *rule, uint64_t *delay_ns) CT_HIDDEN;
@@ -358,14 +357,6 @@ static inline void put_type_call(struct cutrace_record *rec, uint16_t type, uint
 	} tc = { { type, call } };
 
 	__builtin_memcpy(&rec->type, &tc.w, 4);
-}
-
-/* the real ioctl: libc's, straight through the resolved pointer */
-static inline int real_ioctl(int fd, unsigned long req, void *arg)
-{
-	if (likely(ct_real.ioctl != NULL))
-		return ct_real.ioctl(fd, req, arg);
-	return ct_real_ioctl(fd, req, arg); /* not resolved yet: the system call */
 }
 
 /* bytes of an ioctl enter record around its block: the header, FD, NODE,
@@ -448,7 +439,7 @@ static inline __attribute__((always_inline)) int ioctl_fast(int fd, uint32_t nod
 	t += n1;
 	s += n1;
 
-	ret = real_ioctl(fd, req, arg);
+	ret = ct_real_ioctl(fd, req, arg);
 	err = errno; /* on success errno is whatever the program had: keep it */
 
 	xe->ret = ret;

@@ -448,18 +448,6 @@ int close(int fd)
 /* ---- ioctl ---------------------------------------------------------------- */
 int ct_ioctl_slow(int fd, uint32_t node, unsigned long req, void *arg) CT_HIDDEN;
 
-static inline int real_ioctl(int fd, unsigned long req, void *arg)
-{
-	if (likely(ct_real.ioctl != NULL))
-		return ct_real.ioctl(fd, req, arg);
-	return (int)syscall(SYS_ioctl, fd, req, arg);
-}
-
-int ct_real_ioctl(int fd, unsigned long req, void *arg) CT_HIDDEN;
-int ct_real_ioctl(int fd, unsigned long req, void *arg)
-{
-	return real_ioctl(fd, req, arg);
-}
 
 /* An fd number can be recycled behind our back (dup2, close_range, a socket):
  * when an ioctl on a "known" fd does not look like an NVIDIA one, ask the
@@ -490,6 +478,6 @@ int hook_ioctl(int fd, unsigned long req, void *arg)
 	uint32_t node = ct_fd_node(fd);
 
 	if (likely(!node))
-		return real_ioctl(fd, req, arg);
+		return ct_real_ioctl(fd, req, arg);
 	return ct_ioctl_slow(fd, node, req, arg);
 }

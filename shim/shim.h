@@ -16,7 +16,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "cutrace/format.h"
 #include "ring.h"
@@ -54,6 +56,16 @@ struct ct_real {
 	void *(*mremap)(void *, size_t, size_t, int, ...);
 };
 extern struct ct_real ct_real CT_HIDDEN;
+
+/* The real ioctl: libc's through the resolved pointer, the system call
+ * before it is resolved (the hook, the recording fast path and the general
+ * path all call it inline). */
+static inline int ct_real_ioctl(int fd, unsigned long req, void *arg)
+{
+	if (__builtin_expect(ct_real.ioctl != NULL, 1))
+		return ct_real.ioctl(fd, req, arg);
+	return (int)syscall(SYS_ioctl, fd, req, arg);
+}
 
 /* Resolve every real function once; idempotent, safe from any hook. */
 void ct_resolve(void) CT_HIDDEN;
