@@ -43,7 +43,9 @@ static int clock_tsc;               /* set once by ct_clock_setup */
 static uint64_t cal_tsc0, cal_ns0;  /* the first pair */
 static uint64_t cal_mult, cal_span; /* the ratio (32.32), and the span (ns) it came from */
 
-uint64_t ct_clock_gettime_ns(void)
+/* CLOCK_MONOTONIC from the clock itself (shim.h; the header's times, the
+ * anchors, and every timestamp where the TSC is not used) */
+uint64_t ct_now_ns(void)
 {
 	struct timespec ts;
 
@@ -63,7 +65,7 @@ static uint64_t read_pair(uint64_t *tsc)
 	uint64_t best_gap = UINT64_MAX, ns = 0;
 
 	for (int i = 0; i < CT_CLOCK_PAIR_TRIES; i++) {
-		uint64_t a = __rdtsc(), n = ct_clock_gettime_ns(), b = __rdtsc();
+		uint64_t a = __rdtsc(), n = ct_now_ns(), b = __rdtsc();
 		if (b - a < best_gap) {
 			best_gap = b - a;
 			*tsc = a + (b - a) / 2;
@@ -160,7 +162,7 @@ uint64_t ct_clock_anchor_ns(uint64_t t)
 	return ns;
 no_tsc:
 	/* the clock alone: still never below a value the TSC gave this thread */
-	ns = ct_clock_gettime_ns();
+	ns = ct_now_ns();
 	c->span = 0;
 	if (c->last > ns)
 		ns = c->last;

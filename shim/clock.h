@@ -41,11 +41,10 @@ struct ct_clock_anchor {
 extern CT_TLS struct ct_clock_anchor ct_tls_clock CT_HIDDEN;
 
 uint64_t ct_clock_anchor_ns(uint64_t tsc) CT_HIDDEN;
-uint64_t ct_clock_gettime_ns(void) CT_HIDDEN;
 /* decide whether the TSC may be used and start its calibration; called
  * once, when the trace file is created (it reads a sysfs file) */
 void ct_clock_setup(void) CT_HIDDEN;
-/* 1 when timestamps come from the TSC (for the trace's context) */
+/* 1 when this process takes its timestamps from the TSC (unit_clock asks) */
 int ct_clock_uses_tsc(void) CT_HIDDEN;
 
 static inline uint64_t ct_clock_ns(void)
@@ -57,7 +56,7 @@ static inline uint64_t ct_clock_ns(void)
 		return ct_tls_clock.ns + (uint64_t)(((unsigned __int128)d * ct_tls_clock.mult) >> 32);
 	return ct_clock_anchor_ns(t);
 #else
-	return ct_clock_gettime_ns();
+	return ct_now_ns();
 #endif
 }
 

@@ -64,14 +64,6 @@ pid_t ct_tid(void)
 	return ct_tls_tid;
 }
 
-uint64_t ct_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static uint64_t real_ns(void)
 {
 	struct timespec ts;
