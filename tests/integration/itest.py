@@ -296,13 +296,18 @@ def t_constructor_order():
     cleanup(r)
 
 
+def held_probe(d):
+    """The probe under the shim (tracing into d), held by the fake kernel in
+    UVM_REGISTER_GPU for 30 s: a live traced process to look at or kill."""
+    env = dict(rig_env(FAKENV_HANG_CMD="37", FAKENV_HANG_SEC="30"), LD_PRELOAD=SHIM + ":" + FAKENV, CUTRACE_DIR=d)
+    return subprocess.Popen([PROBE], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 @test
 def t_trace_survives_sigkill():
     """The file is in the page cache as records are written: SIGKILL loses nothing committed."""
-    env = rig_env(FAKENV_HANG_CMD="37", FAKENV_HANG_SEC="30")
     d = tempfile.mkdtemp(prefix="ct_it_")
-    env2 = dict(env, LD_PRELOAD=SHIM + ":" + FAKENV, CUTRACE_DIR=d)
-    pr = subprocess.Popen([PROBE], env=env2, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    pr = held_probe(d)
     import time
     time.sleep(1.0)
     pr.send_signal(signal.SIGKILL)
@@ -320,10 +325,8 @@ def t_trace_mapping_no_readahead():
     fresh file faulted in a whole readahead window of zero pages (3-7 ms per
     traced process on the H200 machine, tests/fixtures/h200-580/README.md)."""
     import time
-    env = rig_env(FAKENV_HANG_CMD="37", FAKENV_HANG_SEC="30")
     d = tempfile.mkdtemp(prefix="ct_it_")
-    env2 = dict(env, LD_PRELOAD=SHIM + ":" + FAKENV, CUTRACE_DIR=d)
-    pr = subprocess.Popen([PROBE], env=env2, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    pr = held_probe(d)
     try:
         flags = None
         for _ in range(100):  # the probe is held in an ioctl once the trace exists
