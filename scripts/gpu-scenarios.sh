@@ -99,7 +99,6 @@ case_one() { # kind(scen|fix) name program
 		echo $? >"$d/run.rc"
 		src=$d/run
 	else
-		src=$2
 		[ -f "$W/fx/$2.cutrace" ] || { echo 2 >"$d/replay.rc"; return; }
 		src=$W/fx/$2.cutrace
 	fi
