@@ -380,16 +380,24 @@ END_TEST
 
 /* ---- §1 XFER ------------------------------------------------------------------------ */
 
+/* the enter record of NV_ESC_IOCTL_XFER_CMD on nvidiactl wrapping escape 0x2A
+ * (RM_CONTROL) of inner_size bytes at inner_ptr, as the shim records it: the
+ * 16-byte block as BLOCK and as XFER; x receives that block */
+static void xfer_enter(unsigned char x[16], uint32_t inner_size, uint64_t inner_ptr)
+{
+	sev_ioctl(&S, 5, NODE_CTL, 0xC01046D3u, 16);
+	put32(x, 0, 0x2A);
+	put32(x, 4, inner_size);
+	put64(x, 8, inner_ptr);
+	sev_efield(&S, CT_FLD_BLOCK, x, 16);
+	sev_efield(&S, CT_FLD_XFER, x, 16);
+}
+
 START_TEST(xfer_wrapped_control)
 {
 	unsigned char x[16], inner[32];
 
-	sev_ioctl(&S, 5, NODE_CTL, 0xC01046D3u, 16);
-	put32(x, 0, 0x2A);
-	put32(x, 4, 32);
-	put64(x, 8, 0x7ffd00004000ull);
-	sev_efield(&S, CT_FLD_BLOCK, x, 16);
-	sev_efield(&S, CT_FLD_XFER, x, 16);
+	xfer_enter(x, 32, 0x7ffd00004000ull);
 	nvos54(inner, 0xc1d0001a, 0x5c000003, 0x20800102, 564, 0);
 	sev_efield(&S, CT_FLD_PAYLOAD, inner, 32);
 	sev_exit(&S, 0, 0);
@@ -415,12 +423,7 @@ START_TEST(xfer_wrapped_build_version)
 {
 	unsigned char x[16], inner[32], pay[40] = { 0 }, s[1 + 32];
 
-	sev_ioctl(&S, 5, NODE_CTL, 0xC01046D3u, 16);
-	put32(x, 0, 0x2A);
-	put32(x, 4, 32);
-	put64(x, 8, 0x7ffd00004000ull);
-	sev_efield(&S, CT_FLD_BLOCK, x, 16);
-	sev_efield(&S, CT_FLD_XFER, x, 16);
+	xfer_enter(x, 32, 0x7ffd00004000ull);
 	nvos54(inner, 0xc1d00019, 0xc1d00019, 0x101, 40, 0);
 	sev_efield(&S, CT_FLD_PAYLOAD, inner, 32);
 	sev_exit(&S, 0, 0);
@@ -501,12 +504,7 @@ START_TEST(unreadable_blocks)
 	/* XFER whose inner pointer was bad: the inner control is unreadable too */
 	{
 		unsigned char x[16];
-		sev_ioctl(&S, 5, NODE_CTL, 0xC01046D3u, 16);
-		put32(x, 0, 0x2A);
-		put32(x, 4, 32);
-		put64(x, 8, 0x10);
-		sev_efield(&S, CT_FLD_BLOCK, x, 16);
-		sev_efield(&S, CT_FLD_XFER, x, 16);
+		xfer_enter(x, 32, 0x10);
 		sev_efield(&S, CT_FLD_PAYLOAD, "", 0);
 		sev_exit(&S, -1, EFAULT);
 		sev_xfield(&S, CT_FLD_BLOCK, x, 16);
