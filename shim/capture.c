@@ -442,6 +442,14 @@ static inline __attribute__((always_inline)) int ioctl_fast(int fd, uint32_t nod
 	ret = ct_real_ioctl(fd, req, arg);
 	err = errno; /* on success errno is whatever the program had: keep it */
 
+	if (unlikely(ct_ring_lapped(r, s))) {
+		/* the call outlasted a lap of the ring (other threads recorded
+		 * a whole ring meanwhile): the exit's slots are a newer
+		 * record's now.  Counted as the commit would (ring.h). */
+		__atomic_fetch_add(&r->hdr->dropped, 1, __ATOMIC_RELAXED);
+		errno = err;
+		return ret;
+	}
 	xe->ret = ret;
 	if (unlikely(ret < 0))
 		xe->err = err;

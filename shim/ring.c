@@ -1,11 +1,13 @@
 /*
  * The slot ring of a cutrace file: reservation, padding and commit.
  *
- * One atomic fetch-add reserves every record, so writers never wait for each
- * other and a writer interrupted by a signal (or killed) leaves at most its own
- * record torn.  Tags are exchanged, not stored, in the ring so that the writer
- * that overwrites a record knows it did and can count it as dropped exactly
- * once.
+ * One atomic fetch-add reserves every record (or a run of records: format.h,
+ * "Runs"), so writers never wait for each other and a writer interrupted by a
+ * signal (or killed) leaves at most its own record torn.  Everything else is
+ * a plain store: the commit stores the head tag only while it is still the
+ * writer's own (ct_ring_commit_tag), and the one read-modify-write on the
+ * recording path, the writer's commit counter, takes no lock where the
+ * counter is the writer's alone (ct_ring_count).
  */
 #include "ring.h"
 
@@ -18,7 +20,6 @@
 #define likely_(x)   __builtin_expect(!!(x), 1)
 
 static uint64_t ring_gen; /* attach counter: each attached ring gets a new gen */
-static uint32_t next_ctr; /* the commit counter the next new writer gets */
 
 static uint64_t align_up(uint64_t v, uint64_t a)
 {
@@ -66,6 +67,7 @@ void ct_ring_attach(struct ct_ring *r, void *map)
 	r->gen = __atomic_add_fetch(&ring_gen, 1, __ATOMIC_RELAXED);
 	r->counters = NULL;
 	r->counters_n = 0;
+	r->next_ctr = 0;
 	if (r->hdr->counters_n &&
 	    r->hdr->counter_stride == CUTRACE_COUNTER_STRIDE &&
 	    r->hdr->counters_off >= sizeof(struct cutrace_header) &&
@@ -240,6 +242,20 @@ int ct_ring_claim(struct ct_ring *r, struct ct_chunk *c, uint64_t n, uint64_t *s
 	return ret;
 }
 
+/* A new writer's commit counter: counters 1 .. counters_n - 1 to the first
+ * writers, one each (its own cache line, added to without a lock:
+ * ct_ring_count), counter 0, shared, to the rest. */
+static uint64_t *take_counter(struct ct_ring *r)
+{
+	uint32_t k;
+
+	if (!r->counters)
+		return NULL;
+	k = __atomic_fetch_add(&r->next_ctr, 1, __ATOMIC_RELAXED);
+	k = k < r->counters_n - 1 ? k + 1 : 0;
+	return (uint64_t *)(void *)(r->counters + (size_t)k * CUTRACE_COUNTER_STRIDE);
+}
+
 /* ct_ring_claim with c->busy set */
 int ct_ring_claim_locked(struct ct_ring *r, struct ct_chunk *c, uint64_t n, uint64_t *s_out, uint64_t *p_out)
 {
@@ -250,11 +266,7 @@ int ct_ring_claim_locked(struct ct_ring *r, struct ct_chunk *c, uint64_t n, uint
 		c->gen = r->gen;
 		c->next = c->end = c->delta = c->fresh = 0;
 		c->records = 0;
-		/* counters handed out in turn: the first counters_n writers
-		 * each have their own cache line */
-		c->ctr = r->counters ? (uint64_t *)(void *)(r->counters +
-			(size_t)(__atomic_fetch_add(&next_ctr, 1, __ATOMIC_RELAXED) % r->counters_n) *
-			CUTRACE_COUNTER_STRIDE) : NULL;
+		c->ctr = take_counter(r);
 	}
 	if (unlikely_(n == 0 || n > r->ring_slots)) {
 		__atomic_fetch_add(&r->hdr->lost, 1, __ATOMIC_RELAXED);

@@ -28,11 +28,16 @@ else
 	fi
 fi
 
-for round in 1 2 3; do
+# round 4: more threads than the file has commit counters (48): the first 47
+# count without a lock, the rest share counter 0 with a lock (ring.h,
+# ct_ring_count); a lost count shows as records + overwritten + dropped
+# falling short of the records written
+for round in 1 2 3 4; do
 	d=$T/wrap$round
+	[ $round = 4 ] && threads=60
 	mkdir -p "$d"
 	env CUTRACE_DIR="$d" CUTRACE_SIZE=256K LD_PRELOAD="$SHIM_PRELOAD" \
-		"$REL_BIN/rel_busy" -t $threads -n 3000 -i $init -d "$d/done" > "$d/out" 2> "$d/err"
+		"$REL_BIN/rel_busy" -t $threads -n $((24000 / threads)) -i $init -d "$d/done" > "$d/out" 2> "$d/err"
 	rc=$?
 	if [ $rc -ne 0 ] || ! tr=$(one_trace "$d"); then
 		bad "wrap round $round: exit $rc $(head -c 200 "$d/err")"
