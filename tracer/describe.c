@@ -17,6 +17,7 @@
 #include "xlat.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -396,18 +397,30 @@ static void field_arg(struct ct_desc *d, unsigned call, const struct ct_fieldv *
 	}
 }
 
-static void collect_args(struct ct_desc *d, const struct ct_event *ev)
+/* one record's fields as arguments: from the reader's index of the record
+ * (describing the event looked its fields up already), else walked */
+static void record_args(struct ct_desc *d, unsigned call, const struct ct_recv *r, bool exit)
 {
+	const struct ct_fieldv *all;
+	unsigned n = ct_rec_fields(r, &all);
 	struct ct_fieldv f;
 	uint32_t pos = 0;
 
+	if (n != UINT_MAX) {
+		for (unsigned i = 0; i < n; i++)
+			field_arg(d, call, &all[i], exit);
+		return;
+	}
+	while (ct_rec_next_field(r, &pos, &f))
+		field_arg(d, call, &f, exit);
+}
+
+static void collect_args(struct ct_desc *d, const struct ct_event *ev)
+{
 	if (ev->has_enter)
-		while (ct_rec_next_field(&ev->enter, &pos, &f))
-			field_arg(d, ev->call, &f, false);
-	pos = 0;
+		record_args(d, ev->call, &ev->enter, false);
 	if (ev->has_exit)
-		while (ct_rec_next_field(&ev->exit, &pos, &f))
-			field_arg(d, ev->call, &f, true);
+		record_args(d, ev->call, &ev->exit, true);
 }
 
 /* ---- per family ------------------------------------------------------------------------ */
@@ -877,7 +890,8 @@ void ct_desc_args_json(struct ct_json *j, const struct ct_desc *d)
 	ct_desc_args_json_ex(j, d, ct_desc_json_raw);
 }
 
-void ct_desc_args_json_ex(struct ct_json *j, const struct ct_desc *d, bool raw)
+/* the writer's own path, for a pretty document (the direct writes below are compact) */
+static void args_json_pretty(struct ct_json *j, const struct ct_desc *d, bool raw)
 {
 	char key[64];
 
@@ -907,4 +921,66 @@ void ct_desc_args_json_ex(struct ct_json *j, const struct ct_desc *d, bool raw)
 		}
 	}
 	ct_json_obj_end(j);
+}
+
+/* the longest key written: KEY_bytes keeps this much of KEY */
+#define ARGS_KEY_MAX 57
+
+char *ct_desc_args_at(struct ct_json *j, char *o, const struct ct_desc *d, bool raw)
+{
+	o = ct_jw_need(j, o, 1);
+	*o++ = '{';
+	for (unsigned i = 0; i < d->nargs; i++) {
+		const struct ct_desc_arg *a = &d->args[i];
+		size_t kn = a->klen;
+		/* every key is a literal of this file or "field_N": nothing to
+		 * escape.  Room for the key and a number or a "0x..." string. */
+		if (kn > ARGS_KEY_MAX)
+			kn = ARGS_KEY_MAX;
+		o = ct_jw_need(j, o, ARGS_KEY_MAX + 40);
+		if (i)
+			*o++ = ',';
+		*o++ = '"';
+		ct_json_copy_short(o, a->key, kn);
+		o += kn;
+		if (a->kind == CT_ARG_BYTES && !raw) {
+			/* raw memory only with --raw: it is most of the output's size */
+			o = CT_JW_LIT(o, "_bytes\":");
+			o = ct_jw_u64(o, a->len);
+			continue;
+		}
+		/* (a key is cut only for KEY_bytes; longer ones are not made) */
+		if (kn != a->klen) {
+			o = ct_jw_esc(j, o, a->key + kn, a->klen - kn);
+			o = ct_jw_need(j, o, 40);
+		}
+		*o++ = '"';
+		*o++ = ':';
+		switch (a->kind) {
+		case CT_ARG_STR:
+			o = a->s ? ct_jw_str(j, o, a->s, strlen(a->s)) : CT_JW_LIT(o, "null");
+			break;
+		case CT_ARG_INT: o = ct_jw_i64(o, a->i); break;
+		case CT_ARG_UINT: o = ct_jw_u64(o, a->u); break;
+		case CT_ARG_HEX: o = ct_jw_hexnum(o, a->u); break;
+		case CT_ARG_BOOL: o = ct_jw_bool(o, a->b); break;
+		case CT_ARG_BYTES: o = ct_jw_hex(j, o, a->bytes, a->len); break;
+		}
+	}
+	o = ct_jw_need(j, o, 1);
+	*o++ = '}';
+	return o;
+}
+
+void ct_desc_args_json_ex(struct ct_json *j, const struct ct_desc *d, bool raw)
+{
+	if (j->pretty) {
+		args_json_pretty(j, d, raw);
+		return;
+	}
+	ct_json_value_begin(j);
+	ct_json_done(j, ct_desc_args_at(j, ct_json_at(j), d, raw));
+	/* as ct_json_obj_end: a finished top-level value goes out at once */
+	if (j->depth == 0)
+		ct_json_flush(j);
 }

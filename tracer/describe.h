@@ -123,6 +123,9 @@ void ct_desc_args_json(struct ct_json *j, const struct ct_desc *d);
 extern bool ct_desc_json_raw;
 /* the same with raw memory chosen by the caller (the Chrome export never has it) */
 void ct_desc_args_json_ex(struct ct_json *j, const struct ct_desc *d, bool raw);
+/* the same object written at o, the end of j's compact output (direct
+ * writes, json.h); returns the new end */
+char *ct_desc_args_at(struct ct_json *j, char *o, const struct ct_desc *d, bool raw);
 
 /* "io", "loader", "driver", "runtime", "nvml", "shim"; "unknown" otherwise */
 const char *ct_family_name(int fam);

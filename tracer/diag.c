@@ -333,11 +333,26 @@ static void nv_key(const struct ct_nv_ioctl *nv, char *buf, size_t len)
 		add(buf, len, " err %d status 0x%x", nv->err, nv->has_status ? nv->status : 0);
 }
 
+/* the step's text for an ioctl, made in text[] the first time it is asked
+ * for: most ioctls set no fact, and need none */
+static const char *ioctl_text(const struct ct_nv_ioctl *nv, char *text, size_t len)
+{
+	if (text[0])
+		return text;
+	if (nv->returned || !nv->named)
+		snprintf(text, len, "ioctl(%s, %s)%s", nv->node_name, nv->summary,
+			 nv->returned ? "" : " never returned");
+	else /* the summary would only add "-> (no return)" */
+		snprintf(text, len, "ioctl(%s, %s) never returned", nv->node_name, nv->name);
+	return text;
+}
+
 static void on_ioctl(struct ct_diag *d, const struct ct_event *ev, const struct ct_desc *desc)
 {
 	const struct ct_nv_ioctl *nv = desc->nv;
 	char text[360];
 
+	text[0] = 0;
 	/* describe decoded it already, with the device map the reader keeps
 	 * for the trace (ct_trace_devmap); a description without it decodes here */
 	if (!nv) {
@@ -347,16 +362,11 @@ static void on_ioctl(struct ct_diag *d, const struct ct_event *ev, const struct 
 	}
 	if (nv->family == CT_NV_FAM_NOT_NVIDIA)
 		return;
-	if (nv->returned || !nv->named)
-		snprintf(text, sizeof text, "ioctl(%s, %s)%s", nv->node_name, nv->summary,
-			 nv->returned ? "" : " never returned");
-	else /* the summary would only add "-> (no return)" */
-		snprintf(text, sizeof text, "ioctl(%s, %s) never returned", nv->node_name, nv->name);
 	if (!nv->returned) {
 		if (ev->exit_unknown)
 			return;
 		d->unfinished_io.s.set = false;
-		set_fact(d, &d->unfinished_io, ev, desc, 0, nv->summary, text);
+		set_fact(d, &d->unfinished_io, ev, desc, 0, nv->summary, ioctl_text(nv, text, sizeof text));
 		d->unfinished_io.node_kind = nv->node_kind;
 		nv_key(nv, d->unfinished_io.path, sizeof d->unfinished_io.path);
 		return;
@@ -368,7 +378,7 @@ static void on_ioctl(struct ct_diag *d, const struct ct_event *ev, const struct 
 		struct ct_nv_handshake *h = &hs;
 		hs = nv->handshake;
 		d->hs_seen = true;
-		set_fact(d, &d->hs_event, ev, desc, 0, h->kernel, text);
+		set_fact(d, &d->hs_event, ev, desc, 0, h->kernel, ioctl_text(nv, text, sizeof text));
 		if (h->kernel[0])
 			snprintf(d->hs_kernel, sizeof d->hs_kernel, "%s", h->kernel);
 		if (h->result == CT_NV_HS_REPORTED && d->cuda_ver[0] &&
@@ -384,7 +394,7 @@ static void on_ioctl(struct ct_diag *d, const struct ct_event *ev, const struct 
 			char what[200];
 			snprintf(what, sizeof what, "%s|%s|%s", h->client[0] ? h->client : "?", h->kernel,
 				 h->source == CT_NV_HS_CHECK_VERSION_STR ? "CHECK_VERSION_STR" : "GET_BUILD_VERSION");
-			set_fact(d, &d->hs_mismatch, ev, desc, 0, what, text);
+			set_fact(d, &d->hs_mismatch, ev, desc, 0, what, ioctl_text(nv, text, sizeof text));
 			snprintf(d->hs_mismatch.path, sizeof d->hs_mismatch.path, "%s", what);
 			if (nv->injected)
 				d->hs_mismatch.s.injected = true;
@@ -394,7 +404,7 @@ static void on_ioctl(struct ct_diag *d, const struct ct_event *ev, const struct 
 		if (d->cards < 0 || (int)nv->ncards > d->cards)
 			d->cards = (int)nv->ncards;
 		if (nv->ncards == 0 && !d->card_empty.s.set) {
-			set_fact(d, &d->card_empty, ev, desc, 0, "CARD_INFO", text);
+			set_fact(d, &d->card_empty, ev, desc, 0, "CARD_INFO", ioctl_text(nv, text, sizeof text));
 			nv_key(nv, d->card_empty.path, sizeof d->card_empty.path);
 		}
 	}
@@ -404,7 +414,7 @@ static void on_ioctl(struct ct_diag *d, const struct ct_event *ev, const struct 
 	if (f->s.set)
 		return;
 	set_fact(d, f, ev, desc, nv->has_status && nv->ret >= 0 ? (int)nv->status : nv->err,
-		 nv->summary, text);
+		 nv->summary, ioctl_text(nv, text, sizeof text));
 	f->node_kind = nv->node_kind;
 	nv_key(nv, f->path, sizeof f->path);
 	if (nv->injected)

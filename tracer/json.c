@@ -617,6 +617,64 @@ void ct_json_hex(struct ct_json *j, const void *p, size_t n)
 }
 
 
+/* ---- direct writes (json.h) ------------------------------------------------------ */
+
+void ct_json_value_begin(struct ct_json *j)
+{
+	sep(j);
+}
+
+char *ct_jw_u64_long(char *o, uint64_t v)
+{
+	size_t n = udec_len(v);
+
+	ct_udec_rev(o + n, v);
+	return o + n;
+}
+
+char *ct_jw_hexnum(char *o, uint64_t v)
+{
+	/* as ct_json_hexnum: 16 digits built at once, the leading zeros skipped */
+	uint64_t d[4] = { hex8((uint32_t)(v >> 32)), hex8((uint32_t)v), 0, 0 };
+	size_t nd = v ? (size_t)(67 - __builtin_clzll(v)) / 4 : 1;
+
+	memcpy(o, "\"0x", 3);
+	memcpy(o + 3, (const char *)d + 16 - nd, 16);
+	o[3 + nd] = '"';
+	return o + nd + 4;
+}
+
+char *ct_jw_esc(struct ct_json *j, const char *o, const char *s, size_t n)
+{
+	j->len = (size_t)(o - j->buf);
+	put_escaped_bytes(j, (const unsigned char *)s, n);
+	return j->buf + j->len;
+}
+
+char *ct_jw_str(struct ct_json *j, char *o, const char *s, size_t n)
+{
+	/* the quotes go with the string's own room check when it fits */
+	if ((size_t)(o - j->buf) + n + 10 <= FLUSH_AT) {
+		*o++ = '"';
+		j->len = (size_t)(o - j->buf);
+		put_escaped_bytes(j, (const unsigned char *)s, n);
+		j->buf[j->len++] = '"'; /* put_escaped_bytes leaves FLUSH_AT - len >= 1 */
+		return j->buf + j->len;
+	}
+	j->len = (size_t)(o - j->buf);
+	put_escaped(j, (const unsigned char *)s, n);
+	return j->buf + j->len;
+}
+
+char *ct_jw_hex(struct ct_json *j, const char *o, const void *p, size_t n)
+{
+	j->len = (size_t)(o - j->buf);
+	/* ct_json_hex without its separator */
+	j->after_key = true;
+	ct_json_hex(j, p, n);
+	return j->buf + j->len;
+}
+
 void ct_json_end(struct ct_json *j)
 {
 	PUT('\n', j);

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #define CT_JSON_MAX_DEPTH 32
 
@@ -147,5 +148,94 @@ void ct_json_rawf(struct ct_json *j, const char *fmt, ...) __attribute__((format
 /* a number written without a separator: with ct_json_key(), a value */
 void ct_json_value_raw(struct ct_json *j, const char *text);
 void ct_json_value_rawn(struct ct_json *j, const char *text, size_t n);
+
+/*
+ * Direct writes.  A writer that lays out a whole object itself (an event of
+ * show --json or of the Chrome export: forty keys, a million times) takes a
+ * pointer to the end of the output, makes room once for a run of pieces
+ * whose size it knows a bound for, and stores them one after the other:
+ * no separator state, no room check per piece.  The pieces are compact
+ * JSON, whatever j->pretty says.
+ *
+ *	o = ct_json_at(j);                  (after ct_json_value_begin, or
+ *	o = ct_jw_need(j, o, 256);           inside an object it began)
+ *	o = CT_JW_LIT(o, "\"seq\":");
+ *	o = ct_jw_u64(o, seq);
+ *	o = ct_jw_str(j, o, s, n);          (makes its own room)
+ *	ct_json_done(j, o);
+ */
+/* the separator (or key) state before a value written directly */
+void ct_json_value_begin(struct ct_json *j);
+static inline char *ct_json_at(struct ct_json *j)
+{
+	return j->buf + j->len;
+}
+/* o, or the start of the emptied buffer: room for n <= CT_JSON_FLUSH_AT bytes at it */
+static inline __attribute__((always_inline)) char *ct_jw_need(struct ct_json *j, char *o, size_t n)
+{
+	if ((size_t)(o - j->buf) + n > CT_JSON_FLUSH_AT) {
+		j->len = (size_t)(o - j->buf);
+		ct_json_flush(j);
+		o = j->buf;
+	}
+	return o;
+}
+/* the output ends at o: the value just written is an element or a key's value */
+static inline void ct_json_done(struct ct_json *j, const char *o)
+{
+	j->len = (size_t)(o - j->buf);
+	j->first[j->depth] = false;
+	j->after_key = false;
+}
+/* a string literal (keys with their quotes, commas, "true"): its length
+ * is known at compile time, so the copy is a few moves */
+#define CT_JW_LIT(o, lit) ((char *)memcpy((o), (lit), sizeof(lit) - 1) + sizeof(lit) - 1)
+/* numbers: at most 21 bytes; "0x..." strings: at most 20 */
+char *ct_jw_hexnum(char *o, uint64_t v);
+char *ct_jw_u64_long(char *o, uint64_t v);
+static inline __attribute__((always_inline)) char *ct_jw_u64(char *o, uint64_t v)
+{
+	if (v < 10) {
+		*o = (char)('0' + v);
+		return o + 1;
+	}
+	return ct_jw_u64_long(o, v);
+}
+static inline __attribute__((always_inline)) char *ct_jw_i64(char *o, int64_t v)
+{
+	if (v < 0) {
+		*o++ = '-';
+		return ct_jw_u64_long(o, (uint64_t)0 - (uint64_t)v);
+	}
+	return ct_jw_u64(o, (uint64_t)v);
+}
+static inline __attribute__((always_inline)) char *ct_jw_bool(char *o, bool v)
+{
+	return v ? CT_JW_LIT(o, "true") : CT_JW_LIT(o, "false");
+}
+/* a string of n bytes that need no escaping, quoted; room for n + 2 */
+static inline __attribute__((always_inline)) char *ct_jw_plain(char *o, const char *s, size_t n)
+{
+	*o++ = '"';
+	ct_json_copy_short(o, s, n);
+	o += n;
+	*o++ = '"';
+	return o;
+}
+/* the same for a NUL-terminated name, NULL as null: makes its own room */
+static inline __attribute__((always_inline)) char *ct_jw_plain_str(struct ct_json *j, char *o, const char *s)
+{
+	if (!s)
+		return CT_JW_LIT(o, "null");
+	size_t n = strlen(s);
+	o = ct_jw_need(j, o, n + 2);
+	return ct_jw_plain(o, s, n);
+}
+/* s's n bytes escaped, without quotes (ct_jw_str: with them); they make
+ * their own room, and leave none behind: ask for the next run's */
+char *ct_jw_esc(struct ct_json *j, const char *o, const char *s, size_t n);
+char *ct_jw_str(struct ct_json *j, char *o, const char *s, size_t n);
+/* raw bytes as a hex string ("0a1b") */
+char *ct_jw_hex(struct ct_json *j, const char *o, const void *p, size_t n);
 
 #endif

@@ -23,6 +23,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,11 +75,14 @@ struct ct_trace {
 	uint64_t next_index;
 	ct_event_cb cb;
 	void *user;
-	/* time ordering: a heap of keys into a pool of held-back events */
+	/* time ordering: keys into a pool of held-back events, in a FIFO
+	 * while they come in order (orun) and a heap for the others */
 	struct ct_event *opool;
 	struct ct_okey *oheap;
+	struct ct_okey *orun;
 	uint32_t *ofree;
-	uint32_t ocount;
+	uint32_t ocount;         /* keys in oheap */
+	uint32_t rhead, rcount;  /* keys in orun, a ring of CT_ORDER_WINDOW */
 	bool order_off;          /* no memory for the window: deliver in seq order */
 	/* MADV_DONTNEED bookkeeping: the current window of physical slots */
 	uint64_t drop_from, drop_next;
@@ -506,6 +510,7 @@ int ct_rec_next_field(const struct ct_recv *r, uint32_t *pos, struct ct_fieldv *
  * remembered: the enter and the exit of the event being described.
  */
 #define MEMO_TAGS 64
+#define MEMO_ALL 48
 static struct field_memo {
 	const unsigned char *fields;
 	const struct cutrace_record *hdr;
@@ -513,6 +518,9 @@ static struct field_memo {
 	uint32_t len;
 	uint64_t have;                   /* bit t: a field with tag t */
 	struct ct_fieldv f[MEMO_TAGS];   /* the first field of each tag */
+	/* every field in order, for ct_rec_fields (nall > MEMO_ALL: too many) */
+	uint32_t nall;
+	struct ct_fieldv all[MEMO_ALL];
 } memo[2];
 static unsigned memo_last;
 
@@ -543,11 +551,16 @@ static __attribute__((noinline)) const struct field_memo *memo_build(const struc
 	m->hdr = r->hdr;
 	m->seq = r->hdr ? r->hdr->seq : 0;
 	m->have = 0;
-	while (ct_rec_next_field(r, &pos, &f))
+	m->nall = 0;
+	while (tlv_next(r->fields, r->fields_len, &pos, &f)) {
+		if (m->nall < MEMO_ALL)
+			m->all[m->nall] = f;
+		m->nall++;
 		if (f.tag < MEMO_TAGS && f.tag != CT_FLD_FILLER && !(m->have >> f.tag & 1)) {
 			m->have |= 1ull << f.tag;
 			m->f[f.tag] = f;
 		}
+	}
 	return m;
 }
 
@@ -587,6 +600,19 @@ const struct ct_fieldv *ct_rec_field(const struct ct_recv *r, uint16_t tag, stru
 		return NULL;
 	*out = m->f[tag];
 	return out;
+}
+
+unsigned ct_rec_fields(const struct ct_recv *r, const struct ct_fieldv **all)
+{
+	const struct field_memo *m;
+
+	if (!r->fields)
+		return 0;
+	m = memo_for(r);
+	if (m->nall > MEMO_ALL)
+		return UINT_MAX;
+	*all = m->all;
+	return m->nall;
 }
 
 static bool rec_fixed(const struct ct_recv *r, uint16_t tag, void *v, size_t n)
@@ -729,6 +755,11 @@ static int emit(struct ct_trace *t, struct ct_event *ev)
  * CT_ORDER_WINDOW and delivered smallest (time, seq) first: exact whenever
  * no event is displaced by more than the window, which covers 64 threads
  * recording at once with full runs.  Memory stays bounded.
+ *
+ * Most events come in order: those later than every key in the FIFO are
+ * appended to it, in O(1), and only the others go to the heap; the next
+ * event out is the smaller of the FIFO's head and the heap's top.  The
+ * same order as one heap of all of them (keys are unique: seq is).
  */
 static bool okey_less(const struct ct_okey *a, const struct ct_okey *b)
 {
@@ -768,16 +799,37 @@ static void oheap_up(struct ct_trace *t, uint32_t i)
 	h[i] = k;
 }
 
+static uint32_t order_held(const struct ct_trace *t)
+{
+	return t->ocount + t->rcount;
+}
+
+/* the smallest key held (there is one) */
+static const struct ct_okey *order_min(const struct ct_trace *t)
+{
+	const struct ct_okey *r = t->rcount ? &t->orun[t->rhead] : NULL;
+
+	if (!t->ocount || (r && okey_less(r, &t->oheap[0])))
+		return r;
+	return &t->oheap[0];
+}
+
 /* deliver the earliest held-back event */
 static int order_pop(struct ct_trace *t)
 {
-	uint32_t idx = t->oheap[0].idx;
+	const struct ct_okey *m = order_min(t);
+	uint32_t idx = m->idx;
 	struct ct_event ev = t->opool[idx];
 
-	t->ofree[CT_ORDER_WINDOW - t->ocount] = idx;
-	t->oheap[0] = t->oheap[--t->ocount];
-	if (t->ocount)
-		oheap_down(t, 0);
+	t->ofree[CT_ORDER_WINDOW - order_held(t)] = idx;
+	if (t->rcount && m == &t->orun[t->rhead]) {
+		t->rhead = (t->rhead + 1) & (CT_ORDER_WINDOW - 1);
+		t->rcount--;
+	} else {
+		t->oheap[0] = t->oheap[--t->ocount];
+		if (t->ocount)
+			oheap_down(t, 0);
+	}
 	return emit(t, &ev);
 }
 
@@ -785,19 +837,23 @@ static bool order_alloc(struct ct_trace *t)
 {
 	t->opool = malloc(CT_ORDER_WINDOW * sizeof *t->opool);
 	t->oheap = malloc(CT_ORDER_WINDOW * sizeof *t->oheap);
+	t->orun = malloc(CT_ORDER_WINDOW * sizeof *t->orun);
 	t->ofree = malloc(CT_ORDER_WINDOW * sizeof *t->ofree);
-	if (!t->opool || !t->oheap || !t->ofree) {
+	if (!t->opool || !t->oheap || !t->orun || !t->ofree) {
 		free(t->opool);
 		free(t->oheap);
+		free(t->orun);
 		free(t->ofree);
 		t->opool = NULL;
 		t->oheap = NULL;
+		t->orun = NULL;
 		t->ofree = NULL;
 		return false;
 	}
 	for (uint32_t i = 0; i < CT_ORDER_WINDOW; i++)
 		t->ofree[i] = CT_ORDER_WINDOW - 1 - i; /* a stack: ofree[0..free) */
 	t->ocount = 0;
+	t->rhead = t->rcount = 0;
 	return true;
 }
 
@@ -805,11 +861,14 @@ static void order_free(struct ct_trace *t)
 {
 	free(t->opool);
 	free(t->oheap);
+	free(t->orun);
 	free(t->ofree);
 	t->opool = NULL;
 	t->oheap = NULL;
+	t->orun = NULL;
 	t->ofree = NULL;
 	t->ocount = 0;
+	t->rhead = t->rcount = 0;
 }
 
 static int deliver(struct ct_trace *t, struct ct_event *ev)
@@ -821,15 +880,21 @@ static int deliver(struct ct_trace *t, struct ct_event *ev)
 		t->order_off = true;
 		return emit(t, ev);
 	}
-	if (t->ocount == CT_ORDER_WINDOW) {
+	if (order_held(t) == CT_ORDER_WINDOW) {
 		/* full: an event earlier than everything held goes out at once */
-		if (okey_less(&k, &t->oheap[0]))
+		if (okey_less(&k, order_min(t)))
 			return emit(t, ev);
 		if ((r = order_pop(t)) != 0)
 			return r;
 	}
-	k.idx = t->ofree[CT_ORDER_WINDOW - 1 - t->ocount];
+	k.idx = t->ofree[CT_ORDER_WINDOW - 1 - order_held(t)];
 	t->opool[k.idx] = *ev;
+	if (!t->rcount ||
+	    okey_less(&t->orun[(t->rhead + t->rcount - 1) & (CT_ORDER_WINDOW - 1)], &k)) {
+		t->orun[(t->rhead + t->rcount) & (CT_ORDER_WINDOW - 1)] = k;
+		t->rcount++;
+		return 0;
+	}
 	t->oheap[t->ocount] = k;
 	oheap_up(t, t->ocount++);
 	return 0;
@@ -839,8 +904,8 @@ static int order_flush(struct ct_trace *t)
 {
 	int r;
 
-	/* (oheap: nothing is held back when the window could not be allocated) */
-	while (t->ocount && t->oheap)
+	/* (opool: nothing is held back when the window could not be allocated) */
+	while (t->opool && order_held(t))
 		if ((r = order_pop(t)) != 0)
 			return r;
 	return 0;

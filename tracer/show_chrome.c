@@ -118,6 +118,10 @@ struct open_call {
 
 struct thr {
 	uint32_t tid, ctid;      /* traced tid, tid in the output */
+	/* the same for every call of the thread, written once:
+	 * ,"pid":N,"tid":N,"ts":  and  ,"real_pid":N,"real_tid":N,"fields": */
+	char ids[48], real_ids[64];
+	size_t nids, nreal_ids;
 	unsigned n;
 	struct open_call stk[CT_CHROME_DEPTH];
 };
@@ -398,6 +402,25 @@ static int chrome_process_begin(struct ct_show_ctx *c, struct ct_trace *t)
 	return ferror(c->out) ? -1 : 0;
 }
 
+static void thread_ids(const struct chrome_state *s, struct thr *th)
+{
+	char *o = th->ids;
+
+	o = CT_JW_LIT(o, ",\"pid\":");
+	o = ct_jw_u64(o, s->cpid);
+	o = CT_JW_LIT(o, ",\"tid\":");
+	o = ct_jw_u64(o, th->ctid);
+	o = CT_JW_LIT(o, ",\"ts\":");
+	th->nids = (size_t)(o - th->ids);
+	o = th->real_ids;
+	o = CT_JW_LIT(o, ",\"real_pid\":");
+	o = ct_jw_u64(o, s->pid);
+	o = CT_JW_LIT(o, ",\"real_tid\":");
+	o = ct_jw_u64(o, th->tid);
+	o = CT_JW_LIT(o, ",\"fields\":");
+	th->nreal_ids = (size_t)(o - th->real_ids);
+}
+
 /* the thread's state; its thread_name is written when it is first seen */
 static struct thr *thread_of(struct chrome_state *s, uint32_t tid, int64_t ts)
 {
@@ -425,6 +448,7 @@ static struct thr *thread_of(struct chrome_state *s, uint32_t tid, int64_t ts)
 	/* the main thread keeps the process's id, as the viewers expect */
 	th->ctid = tid == s->pid ? s->cpid : claim_id(s, tid);
 	s->last = s->nthr++;
+	thread_ids(s, th);
 	if (tid == s->pid)
 		snprintf(name, sizeof name, "main");
 	else
@@ -502,97 +526,183 @@ static void slice_name(struct chrome_state *s, const struct ct_show_event *e, ch
 	}
 }
 
+/* ts / dur at o: microseconds from integer nanoseconds, exact ("12.345");
+ * at most 26 bytes */
+static inline __attribute__((always_inline)) char *jw_usec(char *o, int64_t ns)
+{
+	uint64_t a = ns < 0 ? (uint64_t)-ns : (uint64_t)ns;
+	unsigned frac = (unsigned)(a % 1000);
+
+	if (ns < 0)
+		*o++ = '-';
+	o = ct_jw_u64(o, a / 1000);
+	o[0] = '.';
+	o[1] = (char)('0' + frac / 100);
+	o[2] = (char)('0' + frac / 10 % 10);
+	o[3] = (char)('0' + frac % 10);
+	return o + 4;
+}
+
+/* ,"key":"value" for a name that needs no escaping (NULL: null) */
+#define JW_KPLAIN(j, o, key, v) ct_jw_plain_str((j), CT_JW_LIT((o), "," key ":"), (v))
+
 /* names from the decoder's tables and its own formatting ("_IOC(...)",
  * "class 0x...", "nvidia0") need no escaping; the summary and the warning
  * may quote the trace's strings */
-static void ioctl_args(struct ct_json *j, const struct ct_desc *d, const struct ct_nv_ioctl *nv)
+static char *ioctl_args(struct ct_json *j, char *o, const struct ct_desc *d, const struct ct_nv_ioctl *nv)
 {
-	ct_json_kstr_plain(j, "ioctl", nv->name[0] ? nv->name : d->ioctl.name);
-	ct_json_kstr_plain(j, "node", nv->node_name[0] ? nv->node_name : d->ioctl.node);
-	ct_json_kstr_plain(j, "nv_family", ct_nv_family_name(nv->family));
-	ct_json_key(j, "request");
-	ct_json_hexnum(j, nv->request);
+	/* room for the keys and numbers of each run; names ask for their own */
+	o = ct_jw_need(j, o, 64);
+	o = JW_KPLAIN(j, o, "\"ioctl\"", nv->name[0] ? nv->name : d->ioctl.name);
+	o = ct_jw_need(j, o, 64);
+	o = JW_KPLAIN(j, o, "\"node\"", nv->node_name[0] ? nv->node_name : d->ioctl.node);
+	o = ct_jw_need(j, o, 64);
+	o = JW_KPLAIN(j, o, "\"nv_family\"", ct_nv_family_name(nv->family));
+	o = ct_jw_need(j, o, 64);
+	o = CT_JW_LIT(o, ",\"request\":");
+	o = ct_jw_hexnum(o, nv->request);
 	if (nv->args == CT_NV_A_RM_CONTROL) {
-		ct_json_kstr_plain(j, "rm_control", nv->u.control.cmd_name);
-		ct_json_key(j, "rm_control_cmd");
-		ct_json_hexnum(j, nv->u.control.cmd);
+		o = JW_KPLAIN(j, o, "\"rm_control\"", nv->u.control.cmd_name);
+		o = ct_jw_need(j, o, 64);
+		o = CT_JW_LIT(o, ",\"rm_control_cmd\":");
+		o = ct_jw_hexnum(o, nv->u.control.cmd);
 	} else if (nv->args == CT_NV_A_RM_ALLOC) {
-		ct_json_kstr_plain(j, "rm_class", nv->u.alloc.class_name);
+		o = JW_KPLAIN(j, o, "\"rm_class\"", nv->u.alloc.class_name);
 	} else if (nv->args == CT_NV_A_RM_ALLOC_MEMORY) {
-		ct_json_kstr_plain(j, "rm_class", nv->u.alloc_memory.class_name);
+		o = JW_KPLAIN(j, o, "\"rm_class\"", nv->u.alloc_memory.class_name);
 	}
-	if (nv->has_status) {
-		ct_json_kuint(j, "status", nv->status);
-		ct_json_kstr_plain(j, "status_name", nv->status_name);
-		ct_json_kbool(j, "status_is_warning", nv->is_warning);
-	} else if (d->ioctl.has_status) {
-		ct_json_kuint(j, "status", d->ioctl.status);
-		ct_json_kstr_plain(j, "status_name", d->ioctl.status_name);
-		ct_json_kbool(j, "status_is_warning", d->ioctl.is_warning);
+	if (nv->has_status || d->ioctl.has_status) {
+		bool nvs = nv->has_status;
+		o = ct_jw_need(j, o, 64);
+		o = CT_JW_LIT(o, ",\"status\":");
+		o = ct_jw_u64(o, nvs ? nv->status : d->ioctl.status);
+		o = JW_KPLAIN(j, o, "\"status_name\"", nvs ? nv->status_name : d->ioctl.status_name);
+		o = ct_jw_need(j, o, 64);
+		o = CT_JW_LIT(o, ",\"status_is_warning\":");
+		o = ct_jw_bool(o, nvs ? nv->is_warning : d->ioctl.is_warning);
 	}
-	if (nv->summary[0])
-		ct_json_kstr(j, "decoded", nv->summary);
-	if (nv->warning[0])
-		ct_json_kstr(j, "warning", nv->warning);
+	if (nv->summary[0]) {
+		o = ct_jw_need(j, o, 64);
+		o = CT_JW_LIT(o, ",\"decoded\":");
+		o = ct_jw_str(j, o, nv->summary, strlen(nv->summary));
+	}
+	if (nv->warning[0]) {
+		o = ct_jw_need(j, o, 64);
+		o = CT_JW_LIT(o, ",\"warning\":");
+		o = ct_jw_str(j, o, nv->warning, strlen(nv->warning));
+	}
+	return o;
 }
 
-static void call_args(struct chrome_state *s, const struct ct_show_event *e)
+/* "args" of a call, from ,"args": to its closing brace, at o */
+static char *call_args(struct chrome_state *s, char *o, const struct ct_show_event *e,
+		       const struct thr *th)
 {
 	struct ct_json *j = &s->j;
 	const struct ct_event *ev = e->ev;
 	const struct ct_desc *d = e->d;
-	char buf[24];
-
 	size_t call_len = strlen(d->call);
+	char buf[24];
 
 	/* the call, result and errno names and the inject action come from
 	 * tables ("call#N", "action#N" otherwise): no escaping */
-	ct_json_key(j, "args");
-	ct_json_obj_begin(j);
-	ct_json_key(j, "call");
-	ct_json_strn_plain(j, d->call, call_len);
+	o = ct_jw_need(j, o, 2 * call_len + 64);
+	o = CT_JW_LIT(o, ",\"args\":{\"call\":");
+	o = ct_jw_plain(o, d->call, call_len);
 	/* "call(args) = result  detail", the text timeline's line */
-	ct_json_key(j, "summary");
-	ct_json_str_begin(j);
-	ct_json_str_add_plain(j, d->call, call_len);
-	ct_json_str_add_plain(j, "(", 1);
-	ct_json_str_add(j, d->text_args, strlen(d->text_args));
-	ct_json_str_add_plain(j, ") = ", 4);
-	ct_json_str_add(j, d->result, strlen(d->result));
+	o = CT_JW_LIT(o, ",\"summary\":\"");
+	ct_json_copy_short(o, d->call, call_len);
+	o += call_len;
+	*o++ = '(';
+	o = ct_jw_esc(j, o, d->text_args, strlen(d->text_args));
+	o = ct_jw_need(j, o, 8);
+	o = CT_JW_LIT(o, ") = ");
+	o = ct_jw_esc(j, o, d->result, strlen(d->result));
 	if (d->detail[0]) {
-		ct_json_str_add_plain(j, "  ", 2);
-		ct_json_str_add(j, d->detail, strlen(d->detail));
+		o = ct_jw_need(j, o, 8);
+		o = CT_JW_LIT(o, "  ");
+		o = ct_jw_esc(j, o, d->detail, strlen(d->detail));
 	}
-	ct_json_str_end(j);
-	ct_json_kstr(j, "target", d->target);
-	ct_json_key(j, "result");
+	o = ct_jw_need(j, o, 32);
+	o = CT_JW_LIT(o, "\",\"target\":");
+	o = ct_jw_str(j, o, d->target, strlen(d->target));
+	/* keys and numbers up to the names */
+	o = ct_jw_need(j, o, 64);
+	o = CT_JW_LIT(o, ",\"result\":");
 	if (d->has_result)
-		ct_json_int(j, d->ret);
+		o = ct_jw_i64(o, d->ret);
 	else
-		ct_json_null(j);
-	ct_json_kstr_plain(j, "result_name", d->result_name);
-	ct_json_kint(j, "errno", d->err);
-	ct_json_kstr_plain(j, "errno_name", d->errno_name);
-	ct_json_kbool(j, "ok", d->ok);
-	ct_json_kbool(j, "failed", !d->ok);
-	ct_json_kbool(j, "injected", d->injected);
+		o = CT_JW_LIT(o, "null");
+	o = JW_KPLAIN(j, o, "\"result_name\"", d->result_name);
+	o = ct_jw_need(j, o, 128);
+	o = CT_JW_LIT(o, ",\"errno\":");
+	o = ct_jw_i64(o, d->err);
+	o = JW_KPLAIN(j, o, "\"errno_name\"", d->errno_name);
+	/* ok, failed, injected and the marks: at most 160 bytes */
+	o = ct_jw_need(j, o, 192);
+	o = d->ok ? CT_JW_LIT(o, ",\"ok\":true,\"failed\":false") : CT_JW_LIT(o, ",\"ok\":false,\"failed\":true");
+	o = CT_JW_LIT(o, ",\"injected\":");
+	o = ct_jw_bool(o, d->injected);
 	if (d->has_inject) {
-		ct_json_kuint(j, "inject_rule", d->inject_rule);
-		ct_json_kstr_plain(j, "inject_action", ct_inject_action_name(d->inject_action, buf, sizeof buf));
+		o = CT_JW_LIT(o, ",\"inject_rule\":");
+		o = ct_jw_u64(o, d->inject_rule);
+		o = JW_KPLAIN(j, o, "\"inject_action\"", ct_inject_action_name(d->inject_action, buf, sizeof buf));
+		o = ct_jw_need(j, o, 192);
 	}
 	if (!d->returned)
-		ct_json_kbool(j, "never_returned", true);
+		o = CT_JW_LIT(o, ",\"never_returned\":true");
 	if (!ev->has_enter)
-		ct_json_kbool(j, "enter_lost", true);
+		o = CT_JW_LIT(o, ",\"enter_lost\":true");
 	if (d->is_ioctl)
-		ioctl_args(j, d, s->nvp);
-	ct_json_kuint(j, "seq", ev->seq);
-	ct_json_kuint(j, "depth", e->depth);
-	ct_json_kuint(j, "real_pid", s->pid);
-	ct_json_kuint(j, "real_tid", ev->tid);
-	ct_json_key(j, "fields");
-	ct_desc_args_json_ex(j, d, false); /* raw memory left out: its size is kept */
-	ct_json_obj_end(j);
+		o = ioctl_args(j, o, d, s->nvp);
+	o = ct_jw_need(j, o, 160);
+	o = CT_JW_LIT(o, ",\"seq\":");
+	o = ct_jw_u64(o, ev->seq);
+	o = CT_JW_LIT(o, ",\"depth\":");
+	o = ct_jw_u64(o, e->depth);
+	ct_json_copy_short(o, th->real_ids, th->nreal_ids);
+	o += th->nreal_ids;
+	o = ct_desc_args_at(j, o, d, false); /* raw memory left out: its size is kept */
+	o = ct_jw_need(j, o, 1);
+	*o++ = '}';
+	return o;
+}
+
+/*
+ * One "X" (or "B") event, written directly (json.h): the object, its
+ * closing brace and the newline after it.  The same bytes as ev_head +
+ * ct_json_* calls, without their separator bookkeeping per key.
+ */
+static void call_event(struct chrome_state *s, const struct ct_show_event *e, const char *name,
+		       const struct thr *th, int64_t ts, bool b)
+{
+	struct ct_json *j = &s->j;
+	const struct ct_event *ev = e->ev;
+	const struct ct_desc *d = e->d;
+	char *o;
+
+	ct_json_value_begin(j);
+	o = ct_jw_need(j, ct_json_at(j), 64);
+	o = b ? CT_JW_LIT(o, "{\"ph\":\"B\",\"name\":") : CT_JW_LIT(o, "{\"ph\":\"X\",\"name\":");
+	o = ct_jw_str(j, o, name, strlen(name));
+	o = ct_jw_need(j, o, 160);
+	ct_json_copy_short(o, th->ids, th->nids);
+	o = jw_usec(o + th->nids, ts);
+	if (!b) {
+		o = CT_JW_LIT(o, ",\"dur\":");
+		o = jw_usec(o, (int64_t)ev->dur_ns);
+	}
+	o = JW_KPLAIN(j, o, "\"cat\"", d->family);
+	o = ct_jw_need(j, o, 32);
+	if (!d->returned || !d->ok)
+		o = CT_JW_LIT(o, ",\"cname\":\"terrible\"");
+	else if (d->injected)
+		o = CT_JW_LIT(o, ",\"cname\":\"bad\"");
+	o = call_args(s, o, e, th);
+	o = ct_jw_need(j, o, 2);
+	*o++ = '}';
+	*o++ = '\n';
+	ct_json_done(j, o);
 }
 
 static void write_note(struct chrome_state *s, const struct ct_show_event *e, struct thr *th)
@@ -650,16 +760,7 @@ static int chrome_event(struct ct_show_ctx *c, const struct ct_show_event *e)
 	slice_name(s, e, name, sizeof name);
 	/* an orphan exit (enter lost) is a point at its exit time */
 	b = ev->has_enter && !ev->has_exit;
-	ev_head(s, b ? "B" : "X", name, th->ctid, ts);
-	if (!b)
-		kusec(&s->j, "dur", (int64_t)ev->dur_ns);
-	ct_json_kstr_plain(&s->j, "cat", d->family);
-	if (!d->returned || !d->ok)
-		ct_json_kstr_plain(&s->j, "cname", "terrible");
-	else if (d->injected)
-		ct_json_kstr_plain(&s->j, "cname", "bad");
-	call_args(s, e);
-	ev_end(s);
+	call_event(s, e, name, th, ts, b);
 	if (ev->has_enter && th->n < CT_CHROME_DEPTH) {
 		struct open_call *o = &th->stk[th->n++];
 		o->end = b ? UINT64_MAX : ev->t_ns + ev->dur_ns;

@@ -201,68 +201,108 @@ static int json_process_begin(struct ct_show_ctx *c, struct ct_trace *t)
 	return ferror(c->out) ? -1 : 0;
 }
 
+/* ,"key":"value" for a name that needs no escaping (NULL: null) */
+#define JW_KPLAIN(j, o, key, v) ct_jw_plain_str((j), CT_JW_LIT((o), "," key ":"), (v))
+
+/*
+ * One event: a compact object on its own line of the pretty document,
+ * written directly (json.h) inside the object that ct_json_obj_begin
+ * starts; the same bytes as the ct_json_k* calls, without their separator
+ * bookkeeping per key.
+ */
 static int json_event(struct ct_show_ctx *c, const struct ct_show_event *e)
 {
 	const struct ct_event *ev = e->ev;
 	const struct ct_desc *d = e->d;
 	const struct cutrace_header *h = ct_trace_header(c->trace);
 	struct ct_json *j = &js(c)->j;
+	char *o;
 
 	ct_json_obj_begin(j);
 	/* one event per line: compact inside, so a big trace stays small */
 	j->pretty = false;
-	ct_json_kuint(j, "seq", ev->seq);
 	/* names from cutrace's tables ("call#N" / "action#N" otherwise) and
 	 * the decoder's own formatting need no escaping */
-	ct_json_kstr_plain(j, "type", d->is_note ? "note" : "call");
-	ct_json_kstr_plain(j, "call", d->call);
-	ct_json_kstr_plain(j, "family", d->family);
-	ct_json_kuint(j, "tid", ev->tid);
-	ct_json_kint(j, "t_ns", (int64_t)(ev->t_ns - h->start_mono_ns));
-	ct_json_key(j, "dur_ns");
+	o = ct_jw_need(j, ct_json_at(j), 64);
+	o = CT_JW_LIT(o, "\"seq\":");
+	o = ct_jw_u64(o, ev->seq);
+	o = d->is_note ? CT_JW_LIT(o, ",\"type\":\"note\"") : CT_JW_LIT(o, ",\"type\":\"call\"");
+	o = JW_KPLAIN(j, o, "\"call\"", d->call);
+	o = ct_jw_need(j, o, 64);
+	o = JW_KPLAIN(j, o, "\"family\"", d->family);
+	/* numbers and booleans up to the target: at most 200 bytes */
+	o = ct_jw_need(j, o, 256);
+	o = CT_JW_LIT(o, ",\"tid\":");
+	o = ct_jw_u64(o, ev->tid);
+	o = CT_JW_LIT(o, ",\"t_ns\":");
+	o = ct_jw_i64(o, (int64_t)(ev->t_ns - h->start_mono_ns));
+	o = CT_JW_LIT(o, ",\"dur_ns\":");
 	if (ev->has_exit && ev->has_enter)
-		ct_json_uint(j, ev->dur_ns);
+		o = ct_jw_u64(o, ev->dur_ns);
 	else
-		ct_json_null(j);
-	ct_json_kuint(j, "depth", e->depth);
-	ct_json_kbool(j, "returned", d->returned);
+		o = CT_JW_LIT(o, "null");
+	o = CT_JW_LIT(o, ",\"depth\":");
+	o = ct_jw_u64(o, e->depth);
+	o = CT_JW_LIT(o, ",\"returned\":");
+	o = ct_jw_bool(o, d->returned);
 	if (!d->returned && ev->exit_unknown)
-		ct_json_kbool(j, "exit_unknown", true);
-	ct_json_kbool(j, "has_enter", ev->has_enter);
-	ct_json_kstr(j, "target", d->target);
-	ct_json_key(j, "result");
+		o = CT_JW_LIT(o, ",\"exit_unknown\":true");
+	o = CT_JW_LIT(o, ",\"has_enter\":");
+	o = ct_jw_bool(o, ev->has_enter);
+	o = CT_JW_LIT(o, ",\"target\":");
+	o = ct_jw_str(j, o, d->target, strlen(d->target));
+	o = ct_jw_need(j, o, 64);
+	o = CT_JW_LIT(o, ",\"result\":");
 	if (d->has_result)
-		ct_json_int(j, d->ret);
+		o = ct_jw_i64(o, d->ret);
 	else
-		ct_json_null(j);
-	ct_json_kstr_plain(j, "result_name", d->result_name);
-	ct_json_kint(j, "errno", d->err);
-	ct_json_kstr_plain(j, "errno_name", d->errno_name);
-	ct_json_kbool(j, "ok", d->ok);
-	ct_json_kbool(j, "injected", d->injected);
+		o = CT_JW_LIT(o, "null");
+	o = JW_KPLAIN(j, o, "\"result_name\"", d->result_name);
+	o = ct_jw_need(j, o, 64);
+	o = CT_JW_LIT(o, ",\"errno\":");
+	o = ct_jw_i64(o, d->err);
+	o = JW_KPLAIN(j, o, "\"errno_name\"", d->errno_name);
+	o = ct_jw_need(j, o, 128);
+	o = CT_JW_LIT(o, ",\"ok\":");
+	o = ct_jw_bool(o, d->ok);
+	o = CT_JW_LIT(o, ",\"injected\":");
+	o = ct_jw_bool(o, d->injected);
 	if (d->has_inject) {
 		char buf[24];
-		ct_json_key(j, "inject");
-		ct_json_obj_begin(j);
-		ct_json_kuint(j, "rule", d->inject_rule);
-		ct_json_kstr_plain(j, "action", ct_inject_action_name(d->inject_action, buf, sizeof buf));
-		ct_json_obj_end(j);
+		o = CT_JW_LIT(o, ",\"inject\":{\"rule\":");
+		o = ct_jw_u64(o, d->inject_rule);
+		o = JW_KPLAIN(j, o, "\"action\"", ct_inject_action_name(d->inject_action, buf, sizeof buf));
+		o = ct_jw_need(j, o, 128);
+		*o++ = '}';
 	}
-	ct_json_kuint(j, "record_flags", ev->flags);
+	o = CT_JW_LIT(o, ",\"record_flags\":");
+	o = ct_jw_u64(o, ev->flags);
 	if (d->is_ioctl) {
-		ct_json_kstr_plain(j, "name", d->ioctl.name);
-		ct_json_kbool(j, "name_known", d->ioctl.named);
-		ct_json_kstr_plain(j, "node", d->ioctl.node);
+		o = ct_jw_need(j, o, 64);
+		o = JW_KPLAIN(j, o, "\"name\"", d->ioctl.name);
+		o = ct_jw_need(j, o, 64);
+		o = CT_JW_LIT(o, ",\"name_known\":");
+		o = ct_jw_bool(o, d->ioctl.named);
+		o = JW_KPLAIN(j, o, "\"node\"", d->ioctl.node);
 		if (d->ioctl.has_status) {
-			ct_json_kuint(j, "status", d->ioctl.status);
-			ct_json_kstr_plain(j, "status_name", d->ioctl.status_name);
-			ct_json_kbool(j, "status_is_warning", d->ioctl.is_warning);
+			o = ct_jw_need(j, o, 64);
+			o = CT_JW_LIT(o, ",\"status\":");
+			o = ct_jw_u64(o, d->ioctl.status);
+			o = JW_KPLAIN(j, o, "\"status_name\"", d->ioctl.status_name);
+			o = ct_jw_need(j, o, 64);
+			o = CT_JW_LIT(o, ",\"status_is_warning\":");
+			o = ct_jw_bool(o, d->ioctl.is_warning);
 		}
-		if (d->ioctl.detail[0])
-			ct_json_kstr(j, "detail", d->ioctl.detail);
+		if (d->ioctl.detail[0]) {
+			o = ct_jw_need(j, o, 64);
+			o = CT_JW_LIT(o, ",\"detail\":");
+			o = ct_jw_str(j, o, d->ioctl.detail, strlen(d->ioctl.detail));
+		}
 	}
-	ct_json_key(j, "args");
-	ct_desc_args_json(j, d);
+	o = ct_jw_need(j, o, 16);
+	o = CT_JW_LIT(o, ",\"args\":");
+	o = ct_desc_args_at(j, o, d, ct_desc_json_raw);
+	ct_json_done(j, o);
 	ct_json_obj_end(j);
 	j->pretty = true;
 	return ferror(c->out) ? -1 : 0;

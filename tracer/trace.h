@@ -124,6 +124,11 @@ const struct ct_nv_devmap *ct_trace_devmap(const struct ct_trace *t);
 const struct ct_fieldv *ct_rec_field(const struct ct_recv *r, uint16_t tag, struct ct_fieldv *out);
 /* Iterate: *pos starts at 0; returns 1 and fills out while fields remain. */
 int ct_rec_next_field(const struct ct_recv *r, uint32_t *pos, struct ct_fieldv *out);
+/* every field of r in order, as ct_rec_next_field walks them, from the
+ * index the look-ups above keep (valid until the next look-up in another
+ * record): the count, or UINT_MAX when there are too many to keep (walk
+ * them with ct_rec_next_field) */
+unsigned ct_rec_fields(const struct ct_recv *r, const struct ct_fieldv **all);
 /* Typed helpers: return true when the field exists with the right size. */
 bool ct_rec_u32(const struct ct_recv *r, uint16_t tag, uint32_t *v);
 bool ct_rec_i32(const struct ct_recv *r, uint16_t tag, int32_t *v);
