@@ -23,6 +23,7 @@
  */
 #include "clock.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -47,9 +48,14 @@ static uint64_t cal_mult, cal_span; /* the ratio (32.32), and the span (ns) it c
  * anchors, and every timestamp where the TSC is not used) */
 uint64_t ct_now_ns(void)
 {
-	struct timespec ts;
+	struct timespec ts = { 0, 0 };
+	int err = errno;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	/* it cannot fail but where a seccomp filter refuses the system call
+	 * (no vDSO): the program's errno stays whatever it was, also around
+	 * the calls the shim records (the recording paths count on it) */
+	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+		errno = err;
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 

@@ -20,6 +20,9 @@
 #define likely_(x)   __builtin_expect(!!(x), 1)
 
 static uint64_t ring_gen; /* attach counter: each attached ring gets a new gen */
+/* what writers count in when the file has no counters (format 1.0): the
+ * commit never tests for a counter, and nobody reads this one */
+static uint64_t no_counter;
 
 static uint64_t align_up(uint64_t v, uint64_t a)
 {
@@ -128,7 +131,8 @@ static inline void fill_slot(struct ct_ring *r, uint64_t s, uint64_t p, uint32_t
 	out->phys = p;
 	out->size = size;
 	out->held = held;
-	out->ctr = (uint64_t *)(void *)r->counters; /* shared reservations: counter 0 */
+	/* shared reservations: counter 0 */
+	out->ctr = r->counters ? (uint64_t *)(void *)r->counters : &no_counter;
 	rec->seq = s;
 	rec->size = size;
 }
@@ -250,7 +254,7 @@ static uint64_t *take_counter(struct ct_ring *r)
 	uint32_t k;
 
 	if (!r->counters)
-		return NULL;
+		return &no_counter;
 	k = __atomic_fetch_add(&r->next_ctr, 1, __ATOMIC_RELAXED);
 	k = k < r->counters_n - 1 ? k + 1 : 0;
 	return (uint64_t *)(void *)(r->counters + (size_t)k * CUTRACE_COUNTER_STRIDE);

@@ -36,7 +36,7 @@ struct ct_chunk {
 	uint64_t fresh;     /* slot s of the run is fresh while header.head <= s + fresh
 			     * (ring.c, run_fresh): set when the run is taken */
 	uint32_t records;   /* records this writer reserved in this ring */
-	uint64_t *ctr;      /* this writer's commit counter, or NULL */
+	uint64_t *ctr;      /* this writer's commit counter (set with gen) */
 	volatile uint32_t busy; /* inside a claim: a signal handler that records
 				 * meanwhile uses the shared head */
 };
@@ -54,7 +54,7 @@ struct ct_slot {
 	uint64_t phys;
 	uint32_t size;
 	uint32_t held;      /* head tag kind until the commit: BUSY or PAD */
-	uint64_t *ctr;      /* commit counter of the writer, or NULL */
+	uint64_t *ctr;      /* commit counter of the writer (never NULL) */
 };
 
 /*
@@ -174,12 +174,21 @@ static inline __attribute__((always_inline)) void ct_ring_tag(struct ct_ring *r,
 }
 void ct_ring_commit(struct ct_ring *r, const struct ct_slot *s);
 
-/* The slots from monotonic slot s on have been reserved again by a writer a
- * lap of the ring ahead: a record reserved there earlier must not be
- * written any more (its bytes would land in a newer record). */
-static inline __attribute__((always_inline)) int ct_ring_lapped(const struct ct_ring *r, uint64_t s)
+/* The slots from monotonic slot s on are reserved again once header.head
+ * is past this limit (a writer a lap of the ring ahead); never for slots
+ * in the init area (limit UINT64_MAX).  A pair of records is on one side
+ * of the init area's end: the second's limit is the first's + n1. */
+static inline __attribute__((always_inline)) uint64_t ct_ring_lap_limit(const struct ct_ring *r, uint64_t s)
 {
-	return s >= r->init_slots && __atomic_load_n(&r->hdr->head, __ATOMIC_RELAXED) > s + r->ring_slots;
+	return s >= r->init_slots ? s + r->ring_slots : UINT64_MAX;
+}
+
+/* the slots under lap limit lim (ct_ring_lap_limit) are a newer record's
+ * now: a record reserved there earlier must not be written any more (its
+ * bytes would land in the newer one) */
+static inline __attribute__((always_inline)) int ct_ring_lapped(const struct ct_ring *r, uint64_t lim)
+{
+	return __atomic_load_n(&r->hdr->head, __ATOMIC_RELAXED) > lim;
 }
 
 /*
@@ -204,9 +213,9 @@ static inline __attribute__((always_inline)) void ct_ring_count(const struct ct_
 }
 
 /*
- * Commit the record whose head slot's tag is t (head slot s), reserved with
- * head tag kind `held` (BUSY, or PAD for the second of a pair), for the writer with
- * commit counter ctr (NULL: none).  A writer stalled for a lap of the ring (descheduled
+ * Commit the record whose head slot's tag is t (head slot s, lap limit lim:
+ * ct_ring_lap_limit), reserved with head tag kind `held` (BUSY, or PAD for
+ * the second of a pair), for the writer with commit counter ctr.  A writer stalled for a lap of the ring (descheduled
  * in a hook, a signal handler) finds its head slot owned by a newer record:
  * it must not destroy that one, so the commit only happens while the tag is
  * still its own, and otherwise counts its record as dropped.  A record
@@ -214,23 +223,31 @@ static inline __attribute__((always_inline)) void ct_ring_count(const struct ct_
  * "Counting"): the counter is added before the commit store, so a reader
  * never finds more records than counted.
  */
-static inline __attribute__((always_inline)) void ct_ring_commit_tag(struct ct_ring *r, uint64_t *t,
-								       uint64_t s, unsigned held, uint64_t *ctr)
+static inline __attribute__((always_inline)) void ct_ring_commit_lim(struct ct_ring *r, uint64_t *t,
+								       uint64_t s, uint64_t lim, unsigned held,
+								       uint64_t *ctr)
 {
 	/* overtaken while writing: the ring has reserved our slots again (the
 	 * head slot first: reservations are in order), so whatever was written
 	 * there since is newer than us, or our bytes are in it (a newer record
 	 * that a reader then finds malformed or carrying our bytes); either
 	 * way not ours to commit */
-	if (__builtin_expect(ct_ring_lapped(r, s) ||
+	if (__builtin_expect(ct_ring_lapped(r, lim) ||
 			     __atomic_load_n(t, __ATOMIC_RELAXED) != CT_TAG_MAKE(s, held), 0)) {
 		__atomic_fetch_add(&r->hdr->dropped, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	/* the record's slots are in the ring exactly when s is (ct_ring_phys) */
-	if (s >= r->init_slots && ctr)
+	/* counted when in the ring (the lap limit says) */
+	if (lim != UINT64_MAX)
 		ct_ring_count(r, ctr);
 	__atomic_store_n(t, CT_TAG_MAKE(s, CT_TAG_HEAD), __ATOMIC_RELEASE);
+}
+
+/* the same, the lap limit worked out here */
+static inline __attribute__((always_inline)) void ct_ring_commit_tag(struct ct_ring *r, uint64_t *t,
+								       uint64_t s, unsigned held, uint64_t *ctr)
+{
+	ct_ring_commit_lim(r, t, s, ct_ring_lap_limit(r, s), held, ctr);
 }
 
 /* the same by physical slot p (t = &tags[p]) */
