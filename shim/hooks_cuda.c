@@ -261,7 +261,6 @@ static struct hook *identify(const char *api, void *p, int cuda_version)
 	struct hook *only = NULL;
 	int n = 0;
 	struct link_map *lm = NULL;
-	Dl_info info;
 
 	for (int i = 0; i < H__COUNT; i++) {
 		if (!hooks[i].api || strcmp(hooks[i].api, api))
@@ -274,7 +273,7 @@ static struct hook *identify(const char *api, void *p, int cuda_version)
 	if (n == 1)
 		return only;
 	ct_dl_park();
-	if (ct_real.dladdr1 && ct_real.dladdr1(p, &info, (void **)&lm, RTLD_DL_LINKMAP) && lm) {
+	if ((lm = ct_link_map_of(p))) {
 		for (int i = 0; i < H__COUNT; i++) {
 			if (!hooks[i].api || strcmp(hooks[i].api, api))
 				continue;

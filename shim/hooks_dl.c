@@ -251,7 +251,6 @@ static bool find_in_list(const Dl_serinfo *si, const char *file, char *out, size
 static void plan_dlopen(struct dlplan *pl, const char *file, const void *caller)
 {
 	struct link_map *lm = NULL, *self = NULL;
-	Dl_info info;
 	_Alignas(16) unsigned char b1[SERINFO_MAX], b2[SERINFO_MAX];
 	Dl_serinfo *mine, *theirs;
 	void *h;
@@ -265,7 +264,7 @@ static void plan_dlopen(struct dlplan *pl, const char *file, const void *caller)
 		pl->passthrough = true;
 		return;
 	}
-	if (!ct_real.dladdr1 || !ct_real.dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm) {
+	if (!(lm = ct_link_map_of(caller))) {
 		pl->passthrough = true;
 		return;
 	}
@@ -285,7 +284,7 @@ static void plan_dlopen(struct dlplan *pl, const char *file, const void *caller)
 		ct_real.dlclose(h);
 		return;
 	}
-	if (!ct_real.dladdr1((void *)plan_dlopen, &info, (void **)&self, RTLD_DL_LINKMAP) || !self) {
+	if (!(self = ct_link_map_of((const void *)plan_dlopen))) {
 		pl->passthrough = true;
 		return;
 	}
@@ -584,11 +583,11 @@ static void keep_undefined(const char *file, const char *name, const char *ver)
  * it fails, glibc's text names the caller, as RTLD_DEFAULT's does. */
 static void *in_caller_scope(const char *name, const char *ver, const void *caller)
 {
-	struct link_map *lm = NULL;
-	Dl_info info;
+	struct link_map *lm = ct_link_map_of(caller);
+	const char *f = NULL;
 	void *p;
 
-	if (!ct_real.dladdr1 || !ct_real.dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm) {
+	if (!lm) {
 		keep_undefined(main_file(), name, ver);
 		return NULL;
 	}
@@ -596,7 +595,7 @@ static void *in_caller_scope(const char *name, const char *ver, const void *call
 	if (p && !ct_addr_is_ours(p))
 		return p;
 	if (p) /* the caller's scope holds the shim: the global one, searched already */
-		keep_undefined(info.dli_fname, name, ver);
+		keep_undefined(file_of(caller, &f) ? f : NULL, name, ver);
 	else
 		keep_error(ct_real.dlerror());
 	return NULL;
@@ -614,12 +613,10 @@ static void *in_caller_scope(const char *name, const char *ver, const void *call
  */
 static void pin_like_glibc(const void *p)
 {
-	struct link_map *lm = NULL;
-	Dl_info info;
+	struct link_map *lm = ct_link_map_of(p);
 	void *h;
 
-	if (!ct_real.dladdr1 || !ct_real.dladdr1(p, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm ||
-	    !lm->l_name || !lm->l_name[0])
+	if (!lm || !lm->l_name || !lm->l_name[0])
 		return; /* the main program is never unloaded */
 	/* RTLD_NOLOAD matches the loaded object by this exact name; RTLD_NODELETE
 	 * on an object already there promotes it (dlopen(3)) */

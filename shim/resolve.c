@@ -219,6 +219,7 @@ void ct_resolve(void)
 		ct_real.dlerror = real_dl("dlerror");
 		ct_real.dladdr1 = real_dl("dladdr1");
 		ct_real.dlinfo = real_dl("dlinfo");
+		ct_real.dl_find_object = ct_real.dlvsym(RTLD_NEXT, "_dl_find_object", "GLIBC_2.35");
 	}
 	if (ct_real.dlsym) {
 #define R(f) ct_real.f = (__typeof__(ct_real.f))ct_real.dlsym(RTLD_NEXT, #f)
@@ -230,6 +231,24 @@ void ct_resolve(void)
 	}
 	ct_busy--;
 	__atomic_store_n(&resolve_state, 2, __ATOMIC_RELEASE);
+}
+
+struct link_map *ct_link_map_of(const void *addr)
+{
+#if defined(__GLIBC_PREREQ) && __GLIBC_PREREQ(2, 35)
+	struct dl_find_object fo;
+
+	if (ct_real.dl_find_object)
+		return ct_real.dl_find_object((void *)(uintptr_t)addr, &fo) == 0 ? fo.dlfo_link_map : NULL;
+#endif
+	{
+		Dl_info info;
+		struct link_map *lm = NULL;
+
+		if (ct_real.dladdr1 && ct_real.dladdr1(addr, &info, (void **)&lm, RTLD_DL_LINKMAP))
+			return lm;
+	}
+	return NULL;
 }
 
 /* ---- our own address range ------------------------------------------------ */
