@@ -292,6 +292,24 @@ def t_shim_hook_calls():
 
 
 @test
+def t_shim_dlopen_from_constructor_of_dlopened_library():
+    """A library that a program dlopen()s loads libcuda from its constructor,
+    while its own dlopen is still running (libcublasLt does this under
+    torch): the shim finds that caller's link map (_dl_find_object, while
+    the object is being initialised) and records the dlopen, with the file
+    the caller's search found."""
+    code = "import ctypes, sys; ctypes.CDLL(sys.argv[1])"
+    r = preload_run([PY, "-c", code, os.path.join(PROGS, "libsnip.so")], rig_env())
+    need(r.rc == 0 and "snip_cuInit=0" in r.out, "the snippet's constructor failed", r.out, r.err)
+    p = [q for q in r.procs if events(q, "cuInit")]
+    need(len(p) == 1, "one traced process ran cuInit", [q.get("comm") for q in r.procs])
+    dl = first(p[0], "dlopen", target="libcuda.so.1")
+    need(dl["ok"] and dl["args"].get("realpath") == os.path.realpath(os.path.join(FAKECUDA, "libcuda.so.1")),
+         "the constructor's dlopen of libcuda, recorded with its real path", dl)
+    cleanup(r)
+
+
+@test
 def t_shim_dlopen_realpath_resolves_links():
     """The dlopen exit record's real path follows symlinks (readlink of an
     O_PATH fd in /proc): libcuda.so.1 reached through a link farm."""
