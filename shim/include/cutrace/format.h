@@ -54,7 +54,9 @@
  *
  * Counting (since 1.1).  Each writer adds one to its own counter (one of
  * header.counters_n, each on its own cache line in the header page) for every
- * record it commits outside the init area.  A reader that has walked the ring
+ * record it commits outside the init area (libcutrace.so gives counters 1 ..
+ * counters_n - 1 to its first writers, one each; counter 0 is shared by the
+ * rest).  A reader that has walked the ring
  * knows how many of those it found; the rest were overwritten:
  *     dropped = header.dropped + sum(counters) - ring records read
  *               - ring records found partly overwritten
