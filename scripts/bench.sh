@@ -255,7 +255,9 @@ bench_strace() {
 		return
 	fi
 	local st=(strace -f -e trace=ioctl,openat -o /dev/null)
-	local r line
+	local r line pin=()
+	# strace and the program on one CPU (taskset): see the recorded loop below
+	have taskset && pin=(taskset -c 0)
 	# cutrace's pass-through wrapper alone: the fake node answers every call
 	# in user space (FAKENODE_NULL), in one process, against the zero of the
 	# same measurement without the shim
@@ -275,9 +277,9 @@ bench_strace() {
 		le "$c" 0.1 && c=0.1 # below the resolution: count it as 0.1 ns
 		iso[$loop]=$c
 		for r in 1 2 3; do
-			line=$("$LOOP" "${args[@]}" 1000 1)
+			line=$("${pin[@]}" "$LOOP" "${args[@]}" 1000 1)
 			raw+=("$(kv via_ns "$line")")
-			line=$("${st[@]}" "$LOOP" "${args[@]}" 1000 1)
+			line=$("${pin[@]}" "${st[@]}" "$LOOP" "${args[@]}" 1000 1)
 			traced+=("$(kv via_ns "$line")")
 		done
 		local sadd
@@ -299,8 +301,7 @@ bench_strace() {
 	# here, varying from run to run; pinned it adds a steady ~14 us, the
 	# least it costs (the unpinned figure is printed too).  5 runs of 5000
 	# calls, ~0.1 s each.
-	local rawsys=() stsys=() free=() cadd pin=()
-	have taskset && pin=(taskset -c 0)
+	local rawsys=() stsys=() free=() cadd
 	for r in 1 2 3 4 5; do
 		line=$(FAKENODE_SYSCALL=1 LD_PRELOAD=$FAKE "${pin[@]}" "$LOOP" nv 5000 1 0)
 		rawsys+=("$(kv wall_ns "$line")")
