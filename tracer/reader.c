@@ -507,7 +507,9 @@ int ct_rec_next_field(const struct ct_recv *r, uint32_t *pos, struct ct_fieldv *
  * Field look-up.  Describing one event asks for a dozen fields of the same
  * two records, so the first look-up indexes a record (the first field of
  * each tag, and a bit per tag present) and the next ones are a table read.  Two records are
- * remembered: the enter and the exit of the event being described.
+ * remembered: the enter and the exit of the event being described, each in a
+ * slot of its own (the look-ups alternate between the two: a slot found by
+ * the kind of record is one check per look-up).
  */
 #define MEMO_TAGS 64
 #define MEMO_ALL 48
@@ -522,12 +524,17 @@ static struct field_memo {
 	uint32_t nall;
 	struct ct_fieldv all[MEMO_ALL];
 } memo[2];
-static unsigned memo_last;
 
 /* a new mapping may reuse the addresses of an old one */
 static void memo_reset(void)
 {
 	memset(memo, 0, sizeof memo);
+}
+
+/* memo[1] for exit records, memo[0] for the others */
+static inline struct field_memo *memo_slot(const struct ct_recv *r)
+{
+	return &memo[r->exit != NULL];
 }
 
 static inline bool memo_is(const struct field_memo *m, const struct ct_recv *r)
@@ -536,16 +543,14 @@ static inline bool memo_is(const struct field_memo *m, const struct ct_recv *r)
 	       m->seq == (r->hdr ? r->hdr->seq : 0);
 }
 
-/* index r in the memo slot not used last (kept out of line: the look-up
- * around it is the common case and stays small) */
+/* index r in its slot (kept out of line: the look-up around it is the
+ * common case and stays small) */
 static __attribute__((noinline)) const struct field_memo *memo_build(const struct ct_recv *r)
 {
 	struct ct_fieldv f;
-	struct field_memo *m;
+	struct field_memo *m = memo_slot(r);
 	uint32_t pos = 0;
 
-	memo_last ^= 1;
-	m = &memo[memo_last];
 	m->fields = r->fields;
 	m->len = r->fields_len;
 	m->hdr = r->hdr;
@@ -566,13 +571,22 @@ static __attribute__((noinline)) const struct field_memo *memo_build(const struc
 
 static inline const struct field_memo *memo_for(const struct ct_recv *r)
 {
-	if (memo_is(&memo[memo_last], r))
-		return &memo[memo_last];
-	if (memo_is(&memo[memo_last ^ 1], r)) {
-		memo_last ^= 1;
-		return &memo[memo_last];
-	}
-	return memo_build(r);
+	const struct field_memo *m = memo_slot(r);
+
+	return memo_is(m, r) ? m : memo_build(r);
+}
+
+/* ct_rec_field of a record not indexed yet (a tail call: the common case
+ * then needs no stack frame) */
+static __attribute__((noinline)) const struct ct_fieldv *rec_field_new(const struct ct_recv *r, uint16_t tag,
+									 struct ct_fieldv *out)
+{
+	const struct field_memo *m = memo_build(r);
+
+	if (!(m->have >> tag & 1))
+		return NULL;
+	*out = m->f[tag];
+	return out;
 }
 
 /* a tag the memo does not keep: walk the fields */
@@ -595,7 +609,9 @@ const struct ct_fieldv *ct_rec_field(const struct ct_recv *r, uint16_t tag, stru
 		return NULL;
 	if (tag >= MEMO_TAGS || tag == CT_FLD_FILLER)
 		return rec_scan(r, tag, out);
-	m = memo_for(r);
+	m = memo_slot(r);
+	if (!memo_is(m, r))
+		return rec_field_new(r, tag, out);
 	if (!(m->have >> tag & 1))
 		return NULL;
 	*out = m->f[tag];
