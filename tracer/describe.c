@@ -984,3 +984,15 @@ void ct_desc_args_json_ex(struct ct_json *j, const struct ct_desc *d, bool raw)
 	if (j->depth == 0)
 		ct_json_flush(j);
 }
+
+char *ct_desc_result_at(struct ct_json *j, char *o, const struct ct_desc *d)
+{
+	o = ct_jw_need(j, o, 64);
+	o = CT_JW_LIT(o, ",\"result\":");
+	o = d->has_result ? ct_jw_i64(o, d->ret) : CT_JW_LIT(o, "null");
+	o = CT_JW_KPLAIN(j, o, "\"result_name\"", d->result_name);
+	o = ct_jw_need(j, o, 64);
+	o = CT_JW_LIT(o, ",\"errno\":");
+	o = ct_jw_i64(o, d->err);
+	return CT_JW_KPLAIN(j, o, "\"errno_name\"", d->errno_name);
+}

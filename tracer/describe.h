@@ -126,6 +126,9 @@ void ct_desc_args_json_ex(struct ct_json *j, const struct ct_desc *d, bool raw);
 /* the same object written at o, the end of j's compact output (direct
  * writes, json.h); returns the new end */
 char *ct_desc_args_at(struct ct_json *j, char *o, const struct ct_desc *d, bool raw);
+/* the same way, at o: ,"result":N|null,"result_name":..,"errno":N,"errno_name":..
+ * (show --json's events and the Chrome export's args both carry them) */
+char *ct_desc_result_at(struct ct_json *j, char *o, const struct ct_desc *d);
 
 /* "io", "loader", "driver", "runtime", "nvml", "shim"; "unknown" otherwise */
 const char *ct_family_name(int fam);

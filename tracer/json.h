@@ -231,6 +231,12 @@ static inline __attribute__((always_inline)) char *ct_jw_plain_str(struct ct_jso
 	o = ct_jw_need(j, o, n + 2);
 	return ct_jw_plain(o, s, n);
 }
+/* ,"key":"value" (key a literal with its quotes) for a name that needs no
+ * escaping, NULL: null; and for a NUL-terminated string escaped, with room
+ * made for the key first */
+#define CT_JW_KPLAIN(j, o, key, v) ct_jw_plain_str((j), CT_JW_LIT((o), "," key ":"), (v))
+#define CT_JW_KSTR(j, o, key, s) \
+	ct_jw_str((j), CT_JW_LIT(ct_jw_need((j), (o), 64), "," key ":"), (s), strlen(s))
 /* s's n bytes escaped, without quotes (ct_jw_str: with them); they make
  * their own room, and leave none behind: ask for the next run's */
 char *ct_jw_esc(struct ct_json *j, const char *o, const char *s, size_t n);

@@ -543,9 +543,6 @@ static inline __attribute__((always_inline)) char *jw_usec(char *o, int64_t ns)
 	return o + 4;
 }
 
-/* ,"key":"value" for a name that needs no escaping (NULL: null) */
-#define JW_KPLAIN(j, o, key, v) ct_jw_plain_str((j), CT_JW_LIT((o), "," key ":"), (v))
-
 /* names from the decoder's tables and its own formatting ("_IOC(...)",
  * "class 0x...", "nvidia0") need no escaping; the summary and the warning
  * may quote the trace's strings */
@@ -553,44 +550,38 @@ static char *ioctl_args(struct ct_json *j, char *o, const struct ct_desc *d, con
 {
 	/* room for the keys and numbers of each run; names ask for their own */
 	o = ct_jw_need(j, o, 64);
-	o = JW_KPLAIN(j, o, "\"ioctl\"", nv->name[0] ? nv->name : d->ioctl.name);
+	o = CT_JW_KPLAIN(j, o, "\"ioctl\"", nv->name[0] ? nv->name : d->ioctl.name);
 	o = ct_jw_need(j, o, 64);
-	o = JW_KPLAIN(j, o, "\"node\"", nv->node_name[0] ? nv->node_name : d->ioctl.node);
+	o = CT_JW_KPLAIN(j, o, "\"node\"", nv->node_name[0] ? nv->node_name : d->ioctl.node);
 	o = ct_jw_need(j, o, 64);
-	o = JW_KPLAIN(j, o, "\"nv_family\"", ct_nv_family_name(nv->family));
+	o = CT_JW_KPLAIN(j, o, "\"nv_family\"", ct_nv_family_name(nv->family));
 	o = ct_jw_need(j, o, 64);
 	o = CT_JW_LIT(o, ",\"request\":");
 	o = ct_jw_hexnum(o, nv->request);
 	if (nv->args == CT_NV_A_RM_CONTROL) {
-		o = JW_KPLAIN(j, o, "\"rm_control\"", nv->u.control.cmd_name);
+		o = CT_JW_KPLAIN(j, o, "\"rm_control\"", nv->u.control.cmd_name);
 		o = ct_jw_need(j, o, 64);
 		o = CT_JW_LIT(o, ",\"rm_control_cmd\":");
 		o = ct_jw_hexnum(o, nv->u.control.cmd);
 	} else if (nv->args == CT_NV_A_RM_ALLOC) {
-		o = JW_KPLAIN(j, o, "\"rm_class\"", nv->u.alloc.class_name);
+		o = CT_JW_KPLAIN(j, o, "\"rm_class\"", nv->u.alloc.class_name);
 	} else if (nv->args == CT_NV_A_RM_ALLOC_MEMORY) {
-		o = JW_KPLAIN(j, o, "\"rm_class\"", nv->u.alloc_memory.class_name);
+		o = CT_JW_KPLAIN(j, o, "\"rm_class\"", nv->u.alloc_memory.class_name);
 	}
 	if (nv->has_status || d->ioctl.has_status) {
 		bool nvs = nv->has_status;
 		o = ct_jw_need(j, o, 64);
 		o = CT_JW_LIT(o, ",\"status\":");
 		o = ct_jw_u64(o, nvs ? nv->status : d->ioctl.status);
-		o = JW_KPLAIN(j, o, "\"status_name\"", nvs ? nv->status_name : d->ioctl.status_name);
+		o = CT_JW_KPLAIN(j, o, "\"status_name\"", nvs ? nv->status_name : d->ioctl.status_name);
 		o = ct_jw_need(j, o, 64);
 		o = CT_JW_LIT(o, ",\"status_is_warning\":");
 		o = ct_jw_bool(o, nvs ? nv->is_warning : d->ioctl.is_warning);
 	}
-	if (nv->summary[0]) {
-		o = ct_jw_need(j, o, 64);
-		o = CT_JW_LIT(o, ",\"decoded\":");
-		o = ct_jw_str(j, o, nv->summary, strlen(nv->summary));
-	}
-	if (nv->warning[0]) {
-		o = ct_jw_need(j, o, 64);
-		o = CT_JW_LIT(o, ",\"warning\":");
-		o = ct_jw_str(j, o, nv->warning, strlen(nv->warning));
-	}
+	if (nv->summary[0])
+		o = CT_JW_KSTR(j, o, "\"decoded\"", nv->summary);
+	if (nv->warning[0])
+		o = CT_JW_KSTR(j, o, "\"warning\"", nv->warning);
 	return o;
 }
 
@@ -626,18 +617,7 @@ static char *call_args(struct chrome_state *s, char *o, const struct ct_show_eve
 	o = ct_jw_need(j, o, 32);
 	o = CT_JW_LIT(o, "\",\"target\":");
 	o = ct_jw_str(j, o, d->target, strlen(d->target));
-	/* keys and numbers up to the names */
-	o = ct_jw_need(j, o, 64);
-	o = CT_JW_LIT(o, ",\"result\":");
-	if (d->has_result)
-		o = ct_jw_i64(o, d->ret);
-	else
-		o = CT_JW_LIT(o, "null");
-	o = JW_KPLAIN(j, o, "\"result_name\"", d->result_name);
-	o = ct_jw_need(j, o, 128);
-	o = CT_JW_LIT(o, ",\"errno\":");
-	o = ct_jw_i64(o, d->err);
-	o = JW_KPLAIN(j, o, "\"errno_name\"", d->errno_name);
+	o = ct_desc_result_at(j, o, d);
 	/* ok, failed, injected and the marks: at most 160 bytes */
 	o = ct_jw_need(j, o, 192);
 	o = d->ok ? CT_JW_LIT(o, ",\"ok\":true,\"failed\":false") : CT_JW_LIT(o, ",\"ok\":false,\"failed\":true");
@@ -646,7 +626,7 @@ static char *call_args(struct chrome_state *s, char *o, const struct ct_show_eve
 	if (d->has_inject) {
 		o = CT_JW_LIT(o, ",\"inject_rule\":");
 		o = ct_jw_u64(o, d->inject_rule);
-		o = JW_KPLAIN(j, o, "\"inject_action\"", ct_inject_action_name(d->inject_action, buf, sizeof buf));
+		o = CT_JW_KPLAIN(j, o, "\"inject_action\"", ct_inject_action_name(d->inject_action, buf, sizeof buf));
 		o = ct_jw_need(j, o, 192);
 	}
 	if (!d->returned)
@@ -692,7 +672,7 @@ static void call_event(struct chrome_state *s, const struct ct_show_event *e, co
 		o = CT_JW_LIT(o, ",\"dur\":");
 		o = jw_usec(o, (int64_t)ev->dur_ns);
 	}
-	o = JW_KPLAIN(j, o, "\"cat\"", d->family);
+	o = CT_JW_KPLAIN(j, o, "\"cat\"", d->family);
 	o = ct_jw_need(j, o, 32);
 	if (!d->returned || !d->ok)
 		o = CT_JW_LIT(o, ",\"cname\":\"terrible\"");

@@ -201,9 +201,6 @@ static int json_process_begin(struct ct_show_ctx *c, struct ct_trace *t)
 	return ferror(c->out) ? -1 : 0;
 }
 
-/* ,"key":"value" for a name that needs no escaping (NULL: null) */
-#define JW_KPLAIN(j, o, key, v) ct_jw_plain_str((j), CT_JW_LIT((o), "," key ":"), (v))
-
 /*
  * One event: a compact object on its own line of the pretty document,
  * written directly (json.h) inside the object that ct_json_obj_begin
@@ -227,9 +224,9 @@ static int json_event(struct ct_show_ctx *c, const struct ct_show_event *e)
 	o = CT_JW_LIT(o, "\"seq\":");
 	o = ct_jw_u64(o, ev->seq);
 	o = d->is_note ? CT_JW_LIT(o, ",\"type\":\"note\"") : CT_JW_LIT(o, ",\"type\":\"call\"");
-	o = JW_KPLAIN(j, o, "\"call\"", d->call);
+	o = CT_JW_KPLAIN(j, o, "\"call\"", d->call);
 	o = ct_jw_need(j, o, 64);
-	o = JW_KPLAIN(j, o, "\"family\"", d->family);
+	o = CT_JW_KPLAIN(j, o, "\"family\"", d->family);
 	/* numbers and booleans up to the target: at most 200 bytes */
 	o = ct_jw_need(j, o, 256);
 	o = CT_JW_LIT(o, ",\"tid\":");
@@ -251,17 +248,7 @@ static int json_event(struct ct_show_ctx *c, const struct ct_show_event *e)
 	o = ct_jw_bool(o, ev->has_enter);
 	o = CT_JW_LIT(o, ",\"target\":");
 	o = ct_jw_str(j, o, d->target, strlen(d->target));
-	o = ct_jw_need(j, o, 64);
-	o = CT_JW_LIT(o, ",\"result\":");
-	if (d->has_result)
-		o = ct_jw_i64(o, d->ret);
-	else
-		o = CT_JW_LIT(o, "null");
-	o = JW_KPLAIN(j, o, "\"result_name\"", d->result_name);
-	o = ct_jw_need(j, o, 64);
-	o = CT_JW_LIT(o, ",\"errno\":");
-	o = ct_jw_i64(o, d->err);
-	o = JW_KPLAIN(j, o, "\"errno_name\"", d->errno_name);
+	o = ct_desc_result_at(j, o, d);
 	o = ct_jw_need(j, o, 128);
 	o = CT_JW_LIT(o, ",\"ok\":");
 	o = ct_jw_bool(o, d->ok);
@@ -271,7 +258,7 @@ static int json_event(struct ct_show_ctx *c, const struct ct_show_event *e)
 		char buf[24];
 		o = CT_JW_LIT(o, ",\"inject\":{\"rule\":");
 		o = ct_jw_u64(o, d->inject_rule);
-		o = JW_KPLAIN(j, o, "\"action\"", ct_inject_action_name(d->inject_action, buf, sizeof buf));
+		o = CT_JW_KPLAIN(j, o, "\"action\"", ct_inject_action_name(d->inject_action, buf, sizeof buf));
 		o = ct_jw_need(j, o, 128);
 		*o++ = '}';
 	}
@@ -279,25 +266,22 @@ static int json_event(struct ct_show_ctx *c, const struct ct_show_event *e)
 	o = ct_jw_u64(o, ev->flags);
 	if (d->is_ioctl) {
 		o = ct_jw_need(j, o, 64);
-		o = JW_KPLAIN(j, o, "\"name\"", d->ioctl.name);
+		o = CT_JW_KPLAIN(j, o, "\"name\"", d->ioctl.name);
 		o = ct_jw_need(j, o, 64);
 		o = CT_JW_LIT(o, ",\"name_known\":");
 		o = ct_jw_bool(o, d->ioctl.named);
-		o = JW_KPLAIN(j, o, "\"node\"", d->ioctl.node);
+		o = CT_JW_KPLAIN(j, o, "\"node\"", d->ioctl.node);
 		if (d->ioctl.has_status) {
 			o = ct_jw_need(j, o, 64);
 			o = CT_JW_LIT(o, ",\"status\":");
 			o = ct_jw_u64(o, d->ioctl.status);
-			o = JW_KPLAIN(j, o, "\"status_name\"", d->ioctl.status_name);
+			o = CT_JW_KPLAIN(j, o, "\"status_name\"", d->ioctl.status_name);
 			o = ct_jw_need(j, o, 64);
 			o = CT_JW_LIT(o, ",\"status_is_warning\":");
 			o = ct_jw_bool(o, d->ioctl.is_warning);
 		}
-		if (d->ioctl.detail[0]) {
-			o = ct_jw_need(j, o, 64);
-			o = CT_JW_LIT(o, ",\"detail\":");
-			o = ct_jw_str(j, o, d->ioctl.detail, strlen(d->ioctl.detail));
-		}
+		if (d->ioctl.detail[0])
+			o = CT_JW_KSTR(j, o, "\"detail\"", d->ioctl.detail);
 	}
 	o = ct_jw_need(j, o, 16);
 	o = CT_JW_LIT(o, ",\"args\":");
