@@ -77,6 +77,7 @@ kv() { # key line -> value of key=value in line
 	echo nan
 }
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+spread() { printf '%s\n' "$@" | sort -g | awk '{printf "%s%.0f", (NR > 1 ? " " : ""), $1}'; } # sorted, whole numbers
 calc() { awk "BEGIN { printf \"%.${2:-2}f\", $1 }"; }
 le() { awk "BEGIN { exit !($1 <= $2) }"; } # a <= b
 clean_traces() { rm -f "$CUTRACE_DIR"/*.cutrace; }
@@ -323,11 +324,11 @@ bench_strace() {
 	local sadd
 	sadd=$(calc "$(median "${stsys[@]}") - $(median "${rawsys[@]}")" 0)
 	printf '  recorded NVIDIA ioctl: strace adds %s ns%s (its runs: %s ns a call; ioctl that enters the kernel: %s ns raw); cutrace adds %s ns\n' \
-		"$sadd" "${pin:+ on one CPU}" "$(printf '%s\n' "${stsys[@]}" | sort -g | awk '{printf "%s%.0f", (NR > 1 ? " " : ""), $1}')" \
+		"$sadd" "${pin:+ on one CPU}" "$(spread "${stsys[@]}")" \
 		"$(median "${rawsys[@]}")" "$cadd"
 	printf '  (not pinned, strace adds %s ns a call: %s)\n' \
 		"$(calc "$(median "${free[@]}") - $(median "${rawsys[@]}")" 0)" \
-		"$(printf '%s\n' "${free[@]}" | sort -g | awk '{printf "%s%.0f", (NR > 1 ? " " : ""), $1}')"
+		"$(spread "${free[@]}")"
 	result "strace vs cutrace, recorded NVIDIA ioctl" "$(calc "$sadd / $cadd" 0)x lower" ">= 200x" \
 		"$(if le 200 "$(calc "$sadd / $cadd" 0)"; then echo PASS; else echo FAIL; fi)"
 }
