@@ -7,6 +7,9 @@
  *                                        /dev/nvidiactl from THREADS threads
  *   bench_loop footprint N               N recorded ioctls, then the memory
  *                                        figures of this process
+ *   bench_loop clock N                   what one timestamp costs here: a
+ *                                        bare RDTSC (x86-64) and a
+ *                                        clock_gettime(CLOCK_MONOTONIC)
  *
  * Output is one line of key=value pairs for scripts/bench.sh.  Times are in
  * nanoseconds per call.
@@ -45,6 +48,9 @@
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 #define NV_BLOCK 256
 /* an escape number the shim has no special capture for: 256 bytes before
@@ -416,10 +422,37 @@ static int run_footprint(long n)
 	return 0;
 }
 
+/* the cost of the two timestamps every recorded call takes (shim/clock.h):
+ * back to back, so the figure is the instruction's throughput, which is
+ * what a record pays for it */
+static int run_clock(long n)
+{
+	volatile uint64_t sink = 0;
+	uint64_t t0, t1, t2;
+
+	t0 = clock_ns(CLOCK_MONOTONIC);
+#if defined(__x86_64__)
+	for (long i = 0; i < n; i++)
+		sink = __rdtsc();
+#endif
+	t1 = clock_ns(CLOCK_MONOTONIC);
+	for (long i = 0; i < n; i++)
+		sink = clock_ns(CLOCK_MONOTONIC);
+	t2 = clock_ns(CLOCK_MONOTONIC);
+	(void)sink;
+#if defined(__x86_64__)
+	printf("mode=clock rdtsc_ns=%.2f gettime_ns=%.2f\n", (double)(t1 - t0) / (double)n,
+	       (double)(t2 - t1) / (double)n);
+#else
+	printf("mode=clock rdtsc_ns=nan gettime_ns=%.2f\n", (double)(t2 - t1) / (double)n);
+#endif
+	return 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: bench_loop ioctl PATH N PAIRS | openclose PATH N PAIRS |\n"
-			"       nv N THREADS WARMUP | footprint N\n");
+			"       nv N THREADS WARMUP | footprint N | clock N\n");
 	exit(2);
 }
 
@@ -438,6 +471,8 @@ int main(int argc, char **argv)
 			      arg_long(argv[4], "WARMUP"));
 	if (!strcmp(argv[1], "footprint") && argc == 3)
 		return run_footprint(arg_long(argv[2], "N"));
+	if (!strcmp(argv[1], "clock") && argc == 3)
+		return run_clock(arg_long(argv[2], "N"));
 	usage();
 	return 2;
 }

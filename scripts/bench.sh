@@ -223,6 +223,11 @@ bench_record() {
 			"$(verdict "$added" 150)"
 		[ $t = 1 ] && REC_ADDED1=$added
 	done
+	# what the record's two timestamps cost by themselves (shim/clock.h):
+	# the part of the figure above that no change to the ring can remove
+	line=$("$LOOP" clock 5000000)
+	printf '  one timestamp here: RDTSC %s ns, clock_gettime %s ns (a record takes two, from the TSC)\n' \
+		"$(kv rdtsc_ns "$line")" "$(kv gettime_ns "$line")"
 	# a fresh process: the first pass through a new trace file faults its pages in
 	local cold=()
 	for r in $(seq "$RUNS"); do
