@@ -81,11 +81,17 @@ static struct nest *nest_of(struct iter *it, uint32_t tid)
 	/* runs of events of one thread are the common case */
 	if (it->last && it->last->live && it->last->tid == tid)
 		return it->last;
+	/* threads take the free entries in order, and an entry never becomes
+	 * free again: the first free one ends the search */
 	for (unsigned i = 0; i < CT_NEST_TIDS; i++) {
 		struct nest *n = &it->nest[i];
-		if (n->live && n->tid == tid)
+		if (!n->live) {
+			victim = n;
+			break;
+		}
+		if (n->tid == tid)
 			return it->last = n;
-		if (!n->live || (victim->live && n->used < victim->used))
+		if (n->used < victim->used)
 			victim = n;
 	}
 	/* bounded: the least recently seen thread forgets its open calls */

@@ -41,6 +41,29 @@ static void appendf(char *buf, size_t size, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* s's n bytes as they are at o while none needs quoting: whole words, the
+ * last one overlapping (n >= 8) or padded (n < 8); the bytes copied, n or
+ * 0 (o needs room for n + 8) */
+static inline size_t copy_plain_short(char *o, const unsigned char *s, size_t n)
+{
+	uint64_t w, w2;
+
+	if (n < 8) {
+		w = ct_short_word(s, n);
+		if (ct_marks8(w))
+			return 0;
+		memcpy(o, &w, 8);
+		return n;
+	}
+	memcpy(&w, s, 8);
+	memcpy(&w2, s + n - 8, 8);
+	if (ct_marks8(w) | ct_marks8(w2))
+		return 0;
+	memcpy(o, &w, 8);
+	memcpy(o + n - 8, &w2, 8);
+	return n;
+}
+
 /* data as a C-style quoted string: "abc\n\x01"; cut inside the quotes when
  * the buffer is short (nothing at all without room for both quotes) */
 static void sb_quoted(struct ct_sb *b, const unsigned char *s, size_t len)
@@ -52,6 +75,10 @@ static void sb_quoted(struct ct_sb *b, const unsigned char *s, size_t len)
 	if (b->last - o < 2)
 		return;
 	*o++ = '"';
+	/* a short string with room for all of it (and a word more): copied
+	 * whole when nothing in it needs quoting */
+	if (len < 16 && b->last - o > (ptrdiff_t)len + 5 + 8 && (i = copy_plain_short(o, s, len)) != 0)
+		o += len;
 	for (; i < len && b->last - o > 5; i++) {
 #ifdef __SSE2__
 		/* runs of plain bytes 16 at a time, while even the whole
@@ -160,7 +187,7 @@ arg_new(struct ct_desc *d, const char *key, enum ct_arg_kind kind)
 		return NULL;
 	d->arg_klens |= kbit;
 	a = &d->args[d->nargs++];
-	memset(a, 0, sizeof *a);
+	/* (only the value of its kind is set: readers go by kind) */
 	a->key = key;
 	a->klen = kn;
 	a->kind = kind;
@@ -300,8 +327,9 @@ const char *ct_family_name(int fam)
 	}
 }
 
-/* One field -> one argument.  exit: the field is from the exit record. */
-static void field_arg(struct ct_desc *d, unsigned call, const struct ct_fieldv *f, bool exit)
+/* One field -> one argument.  exit: the field is from the exit record.
+ * (Inlined into record_args' loop: called for every field.) */
+static inline __attribute__((always_inline)) void field_arg(struct ct_desc *d, unsigned call, const struct ct_fieldv *f, bool exit)
 {
 	char buf[256];
 	uint32_t u;
@@ -401,18 +429,14 @@ static void field_arg(struct ct_desc *d, unsigned call, const struct ct_fieldv *
  * (describing the event looked its fields up already), else walked */
 static void record_args(struct ct_desc *d, unsigned call, const struct ct_recv *r, bool exit)
 {
-	const struct ct_fieldv *all;
+	const struct ct_fieldv *all = NULL;
 	unsigned n = ct_rec_fields(r, &all);
 	struct ct_fieldv f;
 	uint32_t pos = 0;
 
-	if (n != UINT_MAX) {
-		for (unsigned i = 0; i < n; i++)
-			field_arg(d, call, &all[i], exit);
-		return;
-	}
-	while (ct_rec_next_field(r, &pos, &f))
-		field_arg(d, call, &f, exit);
+	/* one loop over either (field_arg is inlined once) */
+	for (unsigned i = 0; n != UINT_MAX ? i < n : ct_rec_next_field(r, &pos, &f) != 0; i++)
+		field_arg(d, call, n != UINT_MAX ? &all[i] : &f, exit);
 }
 
 static void collect_args(struct ct_desc *d, const struct ct_event *ev)

@@ -44,28 +44,82 @@ static inline char *ct_udec_rev(char *end, uint64_t v)
 	return end;
 }
 
+/* the 8 hex digits of v, most significant first, as a little-endian word */
+static inline uint64_t ct_hex8(uint32_t v)
+{
+	const uint64_t ones = 0x0101010101010101ull;
+	uint64_t x = v;
+
+	/* one nibble a byte, the lowest in the lowest byte */
+	x = (x | x << 16) & 0x0000ffff0000ffffull;
+	x = (x | x << 8) & 0x00ff00ff00ff00ffull;
+	x = (x | x << 4) & 0x0f0f0f0f0f0f0f0full;
+	/* '0' + n, and 'a' - '0' - 10 more for each nibble over 9 */
+	x += ones * '0' + (((x + ones * 6) >> 4) & ones) * ('a' - '0' - 10);
+	return __builtin_bswap64(x);
+}
+
+/* (all the digits are built at once, stored as 8 or 16 of them: the
+ * leading zeros before the start returned are written too) */
 static inline char *ct_uhex_rev(char *end, uint64_t v)
 {
-	do {
-		*--end = "0123456789abcdef"[v & 15];
-		v >>= 4;
-	} while (v);
-	return end;
+	uint64_t w = ct_hex8((uint32_t)v);
+
+	memcpy(end - 8, &w, 8);
+	if (v >> 32) {
+		w = ct_hex8((uint32_t)(v >> 32));
+		memcpy(end - 16, &w, 8);
+	}
+	return end - (v ? (67 - __builtin_clzll(v)) / 4 : 1);
+}
+
+/* 8 bytes at a time: bit 7 of each byte outside printable ASCII or a '"'
+ * or '\\' (what JSON and C-style quoting escape: < 0x20, '"', '\\',
+ * >= 0x7f) is set in the mask; a byte after the first such byte may be
+ * marked too (a borrow), the lowest mark is exact */
+static inline uint64_t ct_marks8(uint64_t w)
+{
+	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+	uint64_t lt20 = (w - ones * 0x20) & ~w;               /* < 0x20 */
+	uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
+	uint64_t eq = ((q - ones) & ~q) | ((bs - ones) & ~bs); /* == '"' or '\\' */
+	uint64_t hi = (w + ones * 0x01) | w;                   /* >= 0x7f: 0x7f+1 sets bit 7 */
+	return (lt20 | eq | hi) & high;
+}
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "ct_short_word assumes little-endian");
+
+/* s's n bytes, n < 8, as a word (little-endian) whose other bytes are a
+ * plain 'a': loads that stay inside s, no call */
+static inline uint64_t ct_short_word(const unsigned char *s, size_t n)
+{
+	uint64_t w = 0x6161616161616161ull << (8 * n);
+	uint32_t a, b;
+
+	if (n >= 4) {
+		/* two overlapping halves: the shared bytes are the same */
+		memcpy(&a, s, 4);
+		memcpy(&b, s + n - 4, 4);
+		return w | a | (uint64_t)b << (8 * (n - 4));
+	}
+	if (n)
+		w |= s[0] | (uint64_t)s[n / 2] << (8 * (n / 2)) | (uint64_t)s[n - 1] << (8 * (n - 1));
+	return w;
 }
 
 #ifdef __SSE2__
 #include <emmintrin.h>
 /* bit k set for each of the 16 bytes of v outside printable ASCII or a '"'
- * or '\\' (what JSON and C-style quoting escape): a signed compare leaves
- * 0x20..0x7f, then '"', '\\' and DEL */
+ * or '\\' (what JSON and C-style quoting escape): one signed compare of
+ * v + 1 < 0x21 takes both ends, < 0x20 and 0x7f..0xff (which wrap to
+ * 0x80..0x00) */
 static inline unsigned ct_marks16(__m128i v)
 {
-	__m128i printable = _mm_cmpgt_epi8(v, _mm_set1_epi8(0x1f));
-	__m128i bad = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
-				   _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
+	__m128i bad = _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8(1)), _mm_set1_epi8(0x21));
 
-	bad = _mm_or_si128(bad, _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f)));
-	return ((unsigned)_mm_movemask_epi8(printable) ^ 0xffffu) | (unsigned)_mm_movemask_epi8(bad);
+	bad = _mm_or_si128(bad, _mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
+	bad = _mm_or_si128(bad, _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
+	return (unsigned)_mm_movemask_epi8(bad);
 }
 #endif
 
@@ -101,10 +155,15 @@ static inline void ct_sb_mem(struct ct_sb *b, const char *s, size_t n)
 {
 	size_t room = (size_t)(b->last - b->p);
 
-	if (n > room)
-		n = room;
-	memcpy(b->p, s, n);
-	b->p += n;
+	/* a literal's copy stays a few moves of its known length when it
+	 * fits, as it nearly always does; only a cut copies room bytes */
+	if (__builtin_expect(n <= room, 1)) {
+		memcpy(b->p, s, n);
+		b->p += n;
+	} else {
+		memcpy(b->p, s, room);
+		b->p += room;
+	}
 	*b->p = 0;
 }
 

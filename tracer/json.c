@@ -145,22 +145,9 @@ void ct_json_obj_end(struct ct_json *j) { close_(j, '}'); }
 void ct_json_arr_begin(struct ct_json *j) { open_(j, '['); }
 void ct_json_arr_end(struct ct_json *j) { close_(j, ']'); }
 
-/* 8 bytes at a time: bit 7 of each byte that needs escaping (< 0x20, '"',
- * '\\', >= 0x7f) is set in the mask; a byte after the first such byte may
- * be marked too (a borrow), the lowest mark is exact */
-static inline uint64_t word_marks(uint64_t w)
-{
-	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
-	uint64_t lt20 = (w - ones * 0x20) & ~w;               /* < 0x20 */
-	uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
-	uint64_t eq = ((q - ones) & ~q) | ((bs - ones) & ~bs); /* == '"' or '\\' */
-	uint64_t hi = (w + ones * 0x01) | w;                   /* >= 0x7f: 0x7f+1 sets bit 7 */
-	return (lt20 | eq | hi) & high;
-}
-
 static inline bool word_plain(uint64_t w)
 {
-	return !word_marks(w);
+	return !ct_marks8(w);
 }
 
 /* bytes a JSON string cannot hold as they are: < 0x20, '"', '\\', >= 0x7f */
@@ -175,26 +162,6 @@ static const unsigned char needs_escape[256] = {
 	R16(1), R16(1), R16(1), R16(1), R16(1), R16(1), R16(1), R16(1),  /* 0x80-0xff */
 };
 #undef R16
-
-_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "short_word assumes little-endian");
-
-/* s's n bytes, n < 8, as a word (little-endian) whose other bytes are a
- * plain 'a': loads that stay inside s, no call */
-static inline uint64_t short_word(const unsigned char *s, size_t n)
-{
-	uint64_t w = 0x6161616161616161ull << (8 * n);
-	uint32_t a, b;
-
-	if (n >= 4) {
-		/* two overlapping halves: the shared bytes are the same */
-		memcpy(&a, s, 4);
-		memcpy(&b, s + n - 4, 4);
-		return w | a | (uint64_t)b << (8 * (n - 4));
-	}
-	if (n)
-		w |= s[0] | (uint64_t)s[n / 2] << (8 * (n / 2)) | (uint64_t)s[n - 1] << (8 * (n - 1));
-	return w;
-}
 
 #ifdef __SSE2__
 /* copy_plain for n >= 16: 16 bytes at a time */
@@ -234,7 +201,7 @@ static inline size_t copy_plain(char *o, const unsigned char *s, size_t n)
 		return copy_plain16(o, s, n);
 #endif
 	if (n < 8) {
-		w = short_word(s, n);
+		w = ct_short_word(s, n);
 		if (!word_plain(w))
 			return 0;
 		memcpy(o, &w, 8);
@@ -263,7 +230,7 @@ static void put_escaped_from(struct ct_json *f, const unsigned char *s, size_t n
 		uint64_t w, m;
 		if (i + 8 <= n) {
 			memcpy(&w, s + i, 8);
-			m = word_marks(w);
+			m = ct_marks8(w);
 			if (!m) {
 				i += 8;
 				continue;
@@ -389,7 +356,7 @@ static inline void put_plain(struct ct_json *f, const char *s, size_t n)
 	/* short table names: two words at most, no call */
 	char *o = f->buf + f->len;
 	if (n < 8) {
-		w = short_word((const unsigned char *)s, n);
+		w = ct_short_word((const unsigned char *)s, n);
 		memcpy(o, &w, 8);
 	} else {
 		memcpy(&w, s, 8);
@@ -431,7 +398,7 @@ void ct_json_strn_plain(struct ct_json *j, const char *s, size_t n)
 		}
 		*o++ = '"';
 		if (n < 8) {
-			uint64_t w = short_word((const unsigned char *)s, n);
+			uint64_t w = ct_short_word((const unsigned char *)s, n);
 			memcpy(o, &w, 8);
 		} else if (n <= 16) {
 			memcpy(o, s, 8);
@@ -528,38 +495,13 @@ void ct_json_uint(struct ct_json *j, uint64_t v)
 	put_u64(j, v);
 }
 
-/* the 8 hex digits of v, most significant first (little-endian word) */
-static inline uint64_t hex8(uint32_t v)
-{
-	const uint64_t ones = 0x0101010101010101ull;
-	uint64_t x = v;
-
-	/* one nibble a byte, the lowest in the lowest byte */
-	x = (x | x << 16) & 0x0000ffff0000ffffull;
-	x = (x | x << 8) & 0x00ff00ff00ff00ffull;
-	x = (x | x << 4) & 0x0f0f0f0f0f0f0f0full;
-	/* '0' + n, and 'a' - '0' - 10 more for each nibble over 9 */
-	x += ones * '0' + (((x + ones * 6) >> 4) & ones) * ('a' - '0' - 10);
-	return __builtin_bswap64(x);
-}
-
 void ct_json_hexnum(struct ct_json *j, uint64_t v)
 {
 	char b[24], *p;
 
 	sep(j);
 	if (j->len + 40 <= FLUSH_AT) {
-		/* all 16 digits built at once, the leading zeros skipped: the
-		 * copy takes 16 bytes from the first digit kept (the zeros after
-		 * the digits are not counted) */
-		uint64_t d[4] = { hex8((uint32_t)(v >> 32)), hex8((uint32_t)v), 0, 0 };
-		size_t nd = v ? (size_t)(67 - __builtin_clzll(v)) / 4 : 1;
-		char *o = j->buf + j->len;
-
-		memcpy(o, "\"0x", 3);
-		memcpy(o + 3, (const char *)d + 16 - nd, 16);
-		o[3 + nd] = '"';
-		j->len += nd + 4;
+		j->len = (size_t)(ct_jw_hexnum(j->buf + j->len, v) - j->buf);
 		return;
 	}
 	b[sizeof b - 1] = '"';
@@ -634,12 +576,19 @@ char *ct_jw_u64_long(char *o, uint64_t v)
 
 char *ct_jw_hexnum(char *o, uint64_t v)
 {
-	/* as ct_json_hexnum: 16 digits built at once, the leading zeros skipped */
-	uint64_t d[4] = { hex8((uint32_t)(v >> 32)), hex8((uint32_t)v), 0, 0 };
+	/* all the digits built at once, the leading zeros skipped: the copy
+	 * takes a whole word from the first digit kept (the zeros after the
+	 * digits are not counted) */
 	size_t nd = v ? (size_t)(67 - __builtin_clzll(v)) / 4 : 1;
 
 	memcpy(o, "\"0x", 3);
-	memcpy(o + 3, (const char *)d + 16 - nd, 16);
+	if (v >> 32) {
+		uint64_t d[4] = { ct_hex8((uint32_t)(v >> 32)), ct_hex8((uint32_t)v), 0, 0 };
+		memcpy(o + 3, (const char *)d + 16 - nd, 16);
+	} else {
+		uint64_t d[2] = { ct_hex8((uint32_t)v), 0 };
+		memcpy(o + 3, (const char *)d + 8 - nd, 8);
+	}
 	o[3 + nd] = '"';
 	return o + nd + 4;
 }
@@ -649,6 +598,52 @@ char *ct_jw_esc(struct ct_json *j, const char *o, const char *s, size_t n)
 	j->len = (size_t)(o - j->buf);
 	put_escaped_bytes(j, (const unsigned char *)s, n);
 	return j->buf + j->len;
+}
+
+char *ct_jw_escz(struct ct_json *j, char *o, const char *s, size_t cap)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0;
+
+	if (cap > FLUSH_AT / 8)
+		return ct_jw_esc(j, o, s, strnlen(s, cap));
+	o = ct_jw_need(j, o, 6 * cap + 16);
+#ifdef __SSE2__
+	/* whole vectors while they stay inside the buffer: the NUL is one of
+	 * the bytes marked, found as the others are escaped */
+	while (i + 16 <= cap) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(u + i));
+		unsigned m = ct_marks16(v);
+		_mm_storeu_si128((__m128i *)(void *)o, v);
+		if (!m) {
+			i += 16;
+			o += 16;
+			continue;
+		}
+		unsigned k = (unsigned)__builtin_ctz(m);
+		if (!u[i + k])
+			return o + k;
+		o = escape_byte(o + k, u[i + k]);
+		i += k + 1;
+	}
+#endif
+	for (; i < cap && u[i]; i++) {
+		if (needs_escape[u[i]])
+			o = escape_byte(o, u[i]);
+		else
+			*o++ = (char)u[i];
+	}
+	return o;
+}
+
+char *ct_jw_strz(struct ct_json *j, char *o, const char *s, size_t cap)
+{
+	o = ct_jw_need(j, o, 1);
+	*o++ = '"';
+	o = ct_jw_escz(j, o, s, cap);
+	o = ct_jw_need(j, o, 1);
+	*o++ = '"';
+	return o;
 }
 
 char *ct_jw_str(struct ct_json *j, char *o, const char *s, size_t n)

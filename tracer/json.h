@@ -241,6 +241,20 @@ static inline __attribute__((always_inline)) char *ct_jw_plain_str(struct ct_jso
  * their own room, and leave none behind: ask for the next run's */
 char *ct_jw_esc(struct ct_json *j, const char *o, const char *s, size_t n);
 char *ct_jw_str(struct ct_json *j, char *o, const char *s, size_t n);
+/* the same for the NUL-terminated string in a buffer of cap bytes (a
+ * char array: CT_JW_ESC_ARR): its end is found as it is escaped, no
+ * strlen first (whole vectors are read inside the buffer, also past the
+ * NUL) */
+char *ct_jw_escz(struct ct_json *j, char *o, const char *s, size_t cap);
+char *ct_jw_strz(struct ct_json *j, char *o, const char *s, size_t cap);
+#define CT_JW_ARRAY_SIZE(a)                                                                  \
+	(sizeof (a) + 0 * sizeof(struct {                                                  \
+		 _Static_assert(!__builtin_types_compatible_p(__typeof__(a), __typeof__(&(a)[0])), \
+				"CT_JW_*_ARR takes a char array, not a pointer");                 \
+		 int x;                                                                      \
+	 }))
+#define CT_JW_ESC_ARR(j, o, a) ct_jw_escz((j), (o), (a), CT_JW_ARRAY_SIZE(a))
+#define CT_JW_STR_ARR(j, o, a) ct_jw_strz((j), (o), (a), CT_JW_ARRAY_SIZE(a))
 /* raw bytes as a hex string ("0a1b") */
 char *ct_jw_hex(struct ct_json *j, const char *o, const void *p, size_t n);
 

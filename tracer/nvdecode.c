@@ -1090,9 +1090,12 @@ static void dec_rm_control(struct dctx *c)
 	/* §11.8: unnamed controls are described by class/category/index */
 	n = ct_rm_control_name(o->u.control.cmd);
 	o->u.control.cmd_named = n != NULL;
-	ct_rm_control_describe(o->u.control.cmd, o->u.control.cmd_name, sizeof o->u.control.cmd_name);
-	if (!n) {
+	if (n) {
+		/* what ct_rm_control_describe writes for a named control */
+		ct_str_copy(o->u.control.cmd_name, sizeof o->u.control.cmd_name, n);
+	} else {
 		uint32_t cls = o->u.control.cmd >> 16, catb = (o->u.control.cmd >> 8) & 0xffu;
+		ct_rm_control_describe(o->u.control.cmd, o->u.control.cmd_name, sizeof o->u.control.cmd_name);
 		/* legacy GSS (bit 15) and NV2081 BINAPI controls have no public name (§7) */
 		o->u.control.cmd_structural = (catb & 0x80u) || cls == 0x2081u;
 		if (!o->u.control.cmd_structural)
@@ -1739,6 +1742,42 @@ static void node_setup(struct dctx *c, const struct ct_nv_devmap *devs)
 	ct_nv_node_name(node, o->node_name, sizeof o->node_name);
 }
 
+/* the text buffers lie in runs that the clear below leaves out: member n
+ * of struct s comes right after m (nothing but n's alignment between) */
+#define NV_END(s, m) (offsetof(struct s, m) + sizeof ((struct s *)0)->m)
+#define NV_ALIGN(s, n) __alignof__(((struct s *)0)->n)
+#define NV_AFTER(s, m, n) \
+	((NV_END(s, m) + NV_ALIGN(s, n) - 1) / NV_ALIGN(s, n) * NV_ALIGN(s, n) == offsetof(struct s, n))
+_Static_assert(NV_AFTER(ct_nv_ioctl, name, short_name) && NV_AFTER(ct_nv_ioctl, short_name, named) &&
+	       NV_AFTER(ct_nv_ioctl, warning, summary) && NV_AFTER(ct_nv_ioctl, summary, args) &&
+	       NV_AFTER(ct_nv_handshake, client, kernel) && NV_AFTER(ct_nv_handshake, kernel, version) &&
+	       NV_AFTER(ct_nv_handshake, version, branch) && NV_AFTER(ct_nv_handshake, branch, title) &&
+	       NV_AFTER(ct_nv_handshake, title, changelist), "ct_nv_ioctl: text runs");
+#undef NV_AFTER
+#undef NV_ALIGN
+#undef NV_END
+
+/*
+ * Clear *o as a memset would for every reader: the numbers zero, each
+ * string empty by its first byte (every writer ends what it writes with a
+ * NUL).  This runs for every ioctl, and the text buffers and the
+ * handshake's strings are 2 KB; the card entries are read only below
+ * ncards, each cleared when it is filled.
+ */
+static void nv_clear(struct ct_nv_ioctl *o)
+{
+	struct ct_nv_handshake *h = &o->handshake;
+
+	memset(o, 0, offsetof(struct ct_nv_ioctl, name));
+	o->name[0] = o->short_name[0] = '\0';
+	memset(&o->named, 0, offsetof(struct ct_nv_ioctl, warning) - offsetof(struct ct_nv_ioctl, named));
+	o->warning[0] = o->summary[0] = '\0';
+	memset(&o->args, 0, offsetof(struct ct_nv_ioctl, cards) - offsetof(struct ct_nv_ioctl, args));
+	memset(h, 0, offsetof(struct ct_nv_handshake, client));
+	h->client[0] = h->kernel[0] = h->version[0] = h->branch[0] = h->title[0] = '\0';
+	memset(&h->changelist, 0, sizeof *h - offsetof(struct ct_nv_handshake, changelist));
+}
+
 int ct_nv_decode(const struct ct_event *ev, uint32_t drv, const struct ct_nv_devmap *devs,
 		 struct ct_nv_ioctl *out)
 {
@@ -1748,10 +1787,7 @@ int ct_nv_decode(const struct ct_event *ev, uint32_t drv, const struct ct_nv_dev
 
 	if (!out)
 		return -1;
-	/* everything but the card entries (4.5 KB, read only below ncards,
-	 * each cleared when it is filled): this runs for every ioctl */
-	memset(out, 0, offsetof(struct ct_nv_ioctl, cards));
-	memset(&out->handshake, 0, sizeof out->handshake);
+	nv_clear(out);
 	out->fd = -1;
 	out->status_off = -1;
 	if (!ev || ev->call != CT_CALL_ioctl) {
@@ -1774,7 +1810,9 @@ int ct_nv_decode(const struct ct_event *ev, uint32_t drv, const struct ct_nv_dev
 		return -1;
 	}
 
-	memset(&c, 0, sizeof c);
+	/* (out is a string: its first byte clears it) */
+	memset(&c, 0, offsetof(struct dctx, out));
+	c.out[0] = 0;
 	c.ev = ev;
 	c.drv = drv;
 	c.o = out;

@@ -358,14 +358,20 @@ static int tlv_next(const unsigned char *p, size_t len, uint32_t *pos, struct ct
 	return 1;
 }
 
+/* every field lies inside [p, p + len): tlv_next's walk to the end (only
+ * the lengths are read: this runs for every record) */
 static bool tlv_ok(const unsigned char *p, size_t len)
 {
-	struct ct_fieldv f;
-	uint32_t pos = 0;
+	struct cutrace_field f;
+	size_t at = 0;
 
-	while (tlv_next(p, len, &pos, &f))
-		;
-	return len - pos < sizeof(struct cutrace_field);
+	while (at + sizeof f <= len) {
+		memcpy(&f, p + at, sizeof f);
+		if (f.len > len - at - sizeof f)
+			return false;
+		at += sizeof f + CT_FIELD_PAD(f.len);
+	}
+	return true;
 }
 
 /* ---- context ------------------------------------------------------------------------ */
@@ -515,7 +521,6 @@ int ct_rec_next_field(const struct ct_recv *r, uint32_t *pos, struct ct_fieldv *
 #define MEMO_ALL 48
 static struct field_memo {
 	const unsigned char *fields;
-	const struct cutrace_record *hdr;
 	uint64_t seq;
 	uint32_t len;
 	uint64_t have;                   /* bit t: a field with tag t */
@@ -534,38 +539,52 @@ static void memo_reset(void)
 /* memo[1] for exit records, memo[0] for the others */
 static inline struct field_memo *memo_slot(const struct ct_recv *r)
 {
-	return &memo[r->exit != NULL];
+	return r->exit ? &memo[1] : &memo[0];
 }
 
+/* the index is of the bytes at fields (the seq tells a record written
+ * over an old one at the same place) */
 static inline bool memo_is(const struct field_memo *m, const struct ct_recv *r)
 {
-	return m->fields == r->fields && m->hdr == r->hdr && m->len == r->fields_len &&
+	return m->fields == r->fields && m->len == r->fields_len &&
 	       m->seq == (r->hdr ? r->hdr->seq : 0);
 }
 
-/* index r in its slot (kept out of line: the look-up around it is the
- * common case and stays small) */
+/* index r in its slot, walking its fields as tlv_next does (kept out of
+ * line: the look-up around it is the common case and stays small) */
 static __attribute__((noinline)) const struct field_memo *memo_build(const struct ct_recv *r)
 {
-	struct ct_fieldv f;
 	struct field_memo *m = memo_slot(r);
-	uint32_t pos = 0;
+	const unsigned char *p = r->fields;
+	size_t len = r->fields_len, at = 0;
+	uint64_t have = 0;
+	uint32_t n = 0;
 
-	m->fields = r->fields;
+	m->fields = p;
 	m->len = r->fields_len;
-	m->hdr = r->hdr;
 	m->seq = r->hdr ? r->hdr->seq : 0;
-	m->have = 0;
-	m->nall = 0;
-	while (tlv_next(r->fields, r->fields_len, &pos, &f)) {
-		if (m->nall < MEMO_ALL)
-			m->all[m->nall] = f;
-		m->nall++;
-		if (f.tag < MEMO_TAGS && f.tag != CT_FLD_FILLER && !(m->have >> f.tag & 1)) {
-			m->have |= 1ull << f.tag;
-			m->f[f.tag] = f;
+	while (at + sizeof(struct cutrace_field) <= len) {
+		struct cutrace_field h;
+		struct ct_fieldv f;
+
+		memcpy(&h, p + at, sizeof h);
+		if (h.len > len - at - sizeof h)
+			break;
+		f.tag = h.tag;
+		f.len = h.len;
+		f.data = p + at + sizeof h;
+		if (n < MEMO_ALL)
+			m->all[n] = f;
+		n++;
+		if (h.tag < MEMO_TAGS && !(have >> h.tag & 1)) {
+			have |= 1ull << h.tag;
+			m->f[h.tag] = f;
 		}
+		at += sizeof h + CT_FIELD_PAD(h.len);
 	}
+	/* FILLER is never found (ct_rec_field asks rec_scan, which skips it) */
+	m->have = have & ~(1ull << CT_FLD_FILLER);
+	m->nall = n;
 	return m;
 }
 

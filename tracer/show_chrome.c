@@ -579,9 +579,9 @@ static char *ioctl_args(struct ct_json *j, char *o, const struct ct_desc *d, con
 		o = ct_jw_bool(o, nvs ? nv->is_warning : d->ioctl.is_warning);
 	}
 	if (nv->summary[0])
-		o = CT_JW_KSTR(j, o, "\"decoded\"", nv->summary);
+		o = CT_JW_STR_ARR(j, CT_JW_LIT(ct_jw_need(j, o, 16), ",\"decoded\":"), nv->summary);
 	if (nv->warning[0])
-		o = CT_JW_KSTR(j, o, "\"warning\"", nv->warning);
+		o = CT_JW_STR_ARR(j, CT_JW_LIT(ct_jw_need(j, o, 16), ",\"warning\":"), nv->warning);
 	return o;
 }
 
@@ -605,18 +605,18 @@ static char *call_args(struct chrome_state *s, char *o, const struct ct_show_eve
 	ct_json_copy_short(o, d->call, call_len);
 	o += call_len;
 	*o++ = '(';
-	o = ct_jw_esc(j, o, d->text_args, strlen(d->text_args));
+	o = CT_JW_ESC_ARR(j, o, d->text_args);
 	o = ct_jw_need(j, o, 8);
 	o = CT_JW_LIT(o, ") = ");
-	o = ct_jw_esc(j, o, d->result, strlen(d->result));
+	o = CT_JW_ESC_ARR(j, o, d->result);
 	if (d->detail[0]) {
 		o = ct_jw_need(j, o, 8);
 		o = CT_JW_LIT(o, "  ");
-		o = ct_jw_esc(j, o, d->detail, strlen(d->detail));
+		o = CT_JW_ESC_ARR(j, o, d->detail);
 	}
 	o = ct_jw_need(j, o, 32);
 	o = CT_JW_LIT(o, "\",\"target\":");
-	o = ct_jw_str(j, o, d->target, strlen(d->target));
+	o = CT_JW_STR_ARR(j, o, d->target);
 	o = ct_desc_result_at(j, o, d);
 	/* ok, failed, injected and the marks: at most 160 bytes */
 	o = ct_jw_need(j, o, 192);
@@ -654,7 +654,7 @@ static char *call_args(struct chrome_state *s, char *o, const struct ct_show_eve
  * ct_json_* calls, without their separator bookkeeping per key.
  */
 static void call_event(struct chrome_state *s, const struct ct_show_event *e, const char *name,
-		       const struct thr *th, int64_t ts, bool b)
+		       size_t name_cap, const struct thr *th, int64_t ts, bool b)
 {
 	struct ct_json *j = &s->j;
 	const struct ct_event *ev = e->ev;
@@ -664,7 +664,7 @@ static void call_event(struct chrome_state *s, const struct ct_show_event *e, co
 	ct_json_value_begin(j);
 	o = ct_jw_need(j, ct_json_at(j), 64);
 	o = b ? CT_JW_LIT(o, "{\"ph\":\"B\",\"name\":") : CT_JW_LIT(o, "{\"ph\":\"X\",\"name\":");
-	o = ct_jw_str(j, o, name, strlen(name));
+	o = ct_jw_strz(j, o, name, name_cap);
 	o = ct_jw_need(j, o, 160);
 	ct_json_copy_short(o, th->ids, th->nids);
 	o = jw_usec(o + th->nids, ts);
@@ -740,7 +740,7 @@ static int chrome_event(struct ct_show_ctx *c, const struct ct_show_event *e)
 	slice_name(s, e, name, sizeof name);
 	/* an orphan exit (enter lost) is a point at its exit time */
 	b = ev->has_enter && !ev->has_exit;
-	call_event(s, e, name, th, ts, b);
+	call_event(s, e, name, sizeof name, th, ts, b);
 	if (ev->has_enter && th->n < CT_CHROME_DEPTH) {
 		struct open_call *o = &th->stk[th->n++];
 		o->end = b ? UINT64_MAX : ev->t_ns + ev->dur_ns;

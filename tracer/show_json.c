@@ -247,7 +247,7 @@ static int json_event(struct ct_show_ctx *c, const struct ct_show_event *e)
 	o = CT_JW_LIT(o, ",\"has_enter\":");
 	o = ct_jw_bool(o, ev->has_enter);
 	o = CT_JW_LIT(o, ",\"target\":");
-	o = ct_jw_str(j, o, d->target, strlen(d->target));
+	o = CT_JW_STR_ARR(j, o, d->target);
 	o = ct_desc_result_at(j, o, d);
 	o = ct_jw_need(j, o, 128);
 	o = CT_JW_LIT(o, ",\"ok\":");
@@ -281,7 +281,7 @@ static int json_event(struct ct_show_ctx *c, const struct ct_show_event *e)
 			o = ct_jw_bool(o, d->ioctl.is_warning);
 		}
 		if (d->ioctl.detail[0])
-			o = CT_JW_KSTR(j, o, "\"detail\"", d->ioctl.detail);
+			o = CT_JW_STR_ARR(j, CT_JW_LIT(ct_jw_need(j, o, 16), ",\"detail\":"), d->ioctl.detail);
 	}
 	o = ct_jw_need(j, o, 16);
 	o = CT_JW_LIT(o, ",\"args\":");

@@ -283,7 +283,7 @@ const char *ct_rm_control_describe(uint32_t cmd, char *buf, unsigned len)
 	if (!buf || !len)
 		return buf;
 	if (name)
-		ct_snprintf(buf, len, "%s", name);
+		ct_str_copy(buf, len, name);
 	else if (cls == 0x2081u)
 		ct_snprintf(buf, len, "NV2081_BINAPI 0x%04X", (unsigned)(cmd & 0xFFFFu));
 	else if (catbyte & 0x80u)
