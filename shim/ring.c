@@ -168,11 +168,12 @@ static inline void set_run(const struct ct_ring *r, struct ct_chunk *c, uint64_t
 	c->fresh = start < r->init_slots ? CT_FRESH_ALWAYS : r->ring_slots - r->ring_slots / 2;
 }
 
-/* take_run when the reservation [s, s + CT_CHUNK_SLOTS) reaches past the end
- * of the init area or of the ring (out of line: the common case stays a leaf) */
-static __attribute__((noinline)) void take_run_edge(struct ct_ring *r, struct ct_chunk *c, uint64_t s)
+/* take_run when the reservation [s, s + want) reaches past the end of the
+ * init area or of the ring (out of line: the common case stays a leaf) */
+static __attribute__((noinline)) void take_run_edge(struct ct_ring *r, struct ct_chunk *c, uint64_t s,
+						    uint64_t want)
 {
-	uint64_t init = r->init_slots, want = CT_CHUNK_SLOTS;
+	uint64_t init = r->init_slots;
 
 	if (s < init) {
 		/* the init part is padding, the run is the ring part */
@@ -189,16 +190,21 @@ static __attribute__((noinline)) void take_run_edge(struct ct_ring *r, struct ct
 }
 
 /*
- * Take a new run of CT_CHUNK_SLOTS slots for writer c.  Nothing is written:
- * the records carved out of the run tag their own slots, and slots the run
- * never uses keep older tags, which readers skip as stale.  A run never
- * straddles the end of the init area or of the ring: the part of the
- * reservation past such an end is padded and the run is shorter.
+ * Take a new run for writer c: c->run_len slots (ring.h, CT_CHUNK_SLOTS),
+ * and twice that the next time.  Nothing is written: the records carved out
+ * of the run tag their own slots, and slots the run never uses keep older
+ * tags, which readers skip as stale.  A run never straddles the end of the
+ * init area or of the ring: the part of the reservation past such an end is
+ * padded and the run is shorter.
  */
 static inline void take_run(struct ct_ring *r, struct ct_chunk *c)
 {
-	uint64_t want = CT_CHUNK_SLOTS, init = r->init_slots, s;
+	uint64_t want = c->run_len ? c->run_len : CT_CHUNK_SLOTS, init = r->init_slots, s;
+	uint64_t cap = r->ring_slots / 32;
 
+	if (cap > CT_CHUNK_MAX)
+		cap = CT_CHUNK_MAX;
+	c->run_len = (uint32_t)(2 * want <= cap ? 2 * want : want);
 	s = __atomic_fetch_add(&r->hdr->head, want, __ATOMIC_RELAXED);
 	if (s >= init) {
 		uint64_t off = (s - init) % r->ring_slots;
@@ -210,7 +216,7 @@ static inline void take_run(struct ct_ring *r, struct ct_chunk *c)
 		set_run(r, c, s, s + want, s);
 		return;
 	}
-	take_run_edge(r, c, s);
+	take_run_edge(r, c, s, want);
 }
 
 /* slot s of a run in the ring is still in the newer half of the ring: a run
@@ -270,6 +276,7 @@ int ct_ring_claim_locked(struct ct_ring *r, struct ct_chunk *c, uint64_t n, uint
 		c->gen = r->gen;
 		c->next = c->end = c->delta = c->fresh = 0;
 		c->records = 0;
+		c->run_len = 0;
 		c->ctr = take_counter(r);
 	}
 	if (unlikely_(n == 0 || n > r->ring_slots)) {

@@ -36,15 +36,21 @@ struct ct_chunk {
 	uint64_t fresh;     /* slot s of the run is fresh while header.head <= s + fresh
 			     * (ring.c, run_fresh): set when the run is taken */
 	uint32_t records;   /* records this writer reserved in this ring */
+	uint32_t run_len;   /* slots of its next run; 0: CT_CHUNK_SLOTS */
 	uint64_t *ctr;      /* this writer's commit counter (set with gen) */
 	volatile uint32_t busy; /* inside a claim: a signal handler that records
 				 * meanwhile uses the shared head */
 };
-/* slots per run (16 KiB of records): a busy writer moves the shared head
- * (and so the cache line every other writer reads it from) once per run;
- * with 64 slots two threads recording at once paid +40 to +90 ns per ioctl
- * for that line (bench/RESULTS.md) */
+/* slots of a writer's first run (16 KiB of records); each further run is
+ * twice as long, up to CT_CHUNK_MAX slots (256 KiB) and 1/32 of the ring.
+ * A busy writer moves the shared head (and so the cache line every other
+ * writer reads it from) once per run: with 64-slot runs two threads
+ * recording at once paid +40 to +90 ns per ioctl for that line, with 256
+ * eight threads on a 16-CPU machine +80 ns; with 4096, nothing measurable
+ * (bench/RESULTS.md).  Quiet writers keep short runs: a run's unused end
+ * is ring space lost when its writer stops recording. */
 #define CT_CHUNK_SLOTS  256u
+#define CT_CHUNK_MAX    4096u
 #define CT_CHUNK_AFTER  16u  /* a writer takes runs from its 17th record on */
 
 /* A reserved record: write up to `size` bytes at `rec`, then commit. */
@@ -78,7 +84,7 @@ int ct_ring_reserve(struct ct_ring *r, uint32_t size, struct ct_slot *out);
 /*
  * The same through the writer's run c: a record of a writer that has written
  * more than CT_CHUNK_AFTER records comes out of its own run of
- * CT_CHUNK_SLOTS slots; records of quiet writers, and records larger than a
+ * CT_CHUNK_SLOTS slots or more; records of quiet writers, and records larger than a
  * run, are reserved one by one as above.  Records of different writers are
  * then in seq order only within a run: readers order by time.
  */

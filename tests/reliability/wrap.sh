@@ -32,19 +32,23 @@ fi
 # count without a lock, the rest share counter 0 with a lock (ring.h,
 # ct_ring_count); a lost count shows as records + overwritten + dropped
 # falling short of the records written
-for round in 1 2 3 4; do
+# round 5: a 16M trace, where a busy writer's runs grow from 256 to 4096
+# slots (ring.h, CT_CHUNK_MAX), lapped a few times over
+for round in 1 2 3 4 5; do
 	d=$T/wrap$round
+	size=256K calls=24000
 	[ $round = 4 ] && threads=60
+	[ $round = 5 ] && threads=8 size=16M calls=400000
 	mkdir -p "$d"
-	env CUTRACE_DIR="$d" CUTRACE_SIZE=256K LD_PRELOAD="$SHIM_PRELOAD" \
-		"$REL_BIN/rel_busy" -t $threads -n $((24000 / threads)) -i $init -d "$d/done" > "$d/out" 2> "$d/err"
+	env CUTRACE_DIR="$d" CUTRACE_SIZE=$size LD_PRELOAD="$SHIM_PRELOAD" \
+		"$REL_BIN/rel_busy" -t $threads -n $((calls / threads)) -i $init -d "$d/done" > "$d/out" 2> "$d/err"
 	rc=$?
 	if [ $rc -ne 0 ] || ! tr=$(one_trace "$d"); then
 		bad "wrap round $round: exit $rc $(head -c 200 "$d/err")"
 		continue
 	fi
 	if out=$("$REL_CHECK" wrap "$tr" "$d/done"); then
-		ok "wrap round $round (256K, $threads threads): $(echo "$out" | tr '\n' ' ' | cut -c1-230)"
+		ok "wrap round $round ($size, $threads threads): $(echo "$out" | tr '\n' ' ' | cut -c1-230)"
 	else
 		bad "wrap round $round: $(echo "$out" | head -8 | tr '\n' '|')"
 	fi
