@@ -327,13 +327,14 @@ bench_strace() {
 		le "$ca" 0.1 && ca=0.1
 		ratios+=("$(calc "$sa / $ca" 1)")
 	done
-	local sadd cadd ratio
+	local sadd cadd ratio sec2="not run"
+	[ -n "$REC_ADDED1" ] && sec2="$REC_ADDED1 ns"
 	sadd=$(calc "$(median "${stsys[@]}") - $(median "${rawsys[@]}")" 0)
 	cadd=$(calc "$(median "${cut[@]}") - $(median "${curaw[@]}")" 1)
 	ratio=$(calc "$(median "${ratios[@]}")" 0)
 	printf '  recorded NVIDIA ioctl: strace adds %s ns%s (its runs: %s ns a call; ioctl that enters the kernel: %s ns raw); cutrace adds %s ns (section 2: %s)\n' \
 		"$sadd" "${pin:+ on one CPU}" "$(spread "${stsys[@]}")" \
-		"$(median "${rawsys[@]}")" "$cadd" "${REC_ADDED1:+$REC_ADDED1 ns}${REC_ADDED1:-not run}"
+		"$(median "${rawsys[@]}")" "$cadd" "$sec2"
 	printf '  (ratio in each round: %s; not pinned, strace adds %s ns a call: %s)\n' \
 		"$(spread "${ratios[@]}")" \
 		"$(calc "$(median "${free[@]}") - $(median "${rawsys[@]}")" 0)" \
