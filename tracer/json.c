@@ -284,15 +284,18 @@ static inline char *escape_byte(char *o, unsigned char c)
 	return o;
 }
 
-#ifdef __SSE2__
-/* put_escaped_from with room in the buffer for the worst case (6 bytes
- * each, plus a whole vector): written in place, 16 bytes a step up to the
- * next byte that needs escaping */
-static void put_escaped_room(struct ct_json *f, const unsigned char *s, size_t n)
+/*
+ * s's n bytes escaped into room made for the worst case (6 bytes each, plus
+ * a whole vector): 16 bytes a step up to the next byte that needs escaping,
+ * the rest one by one.  With at_nul (a constant in each caller) a NUL ends
+ * the string instead of being escaped.  Returns the end of what it wrote.
+ */
+static inline __attribute__((always_inline)) char *escape_into(char *o, const unsigned char *s, size_t n,
+							       bool at_nul)
 {
-	char *o = f->buf + f->len;
 	size_t i = 0;
 
+#ifdef __SSE2__
 	while (i + 16 <= n) {
 		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
 		unsigned m = ct_marks16(v);
@@ -303,16 +306,27 @@ static void put_escaped_room(struct ct_json *f, const unsigned char *s, size_t n
 			continue;
 		}
 		unsigned k = (unsigned)__builtin_ctz(m);
+		if (at_nul && !s[i + k])
+			return o + k;
 		o = escape_byte(o + k, s[i + k]);
 		i += k + 1;
 	}
-	for (; i < n; i++) {
+#endif
+	for (; i < n && (!at_nul || s[i]); i++) {
 		if (needs_escape[s[i]])
 			o = escape_byte(o, s[i]);
 		else
 			*o++ = (char)s[i];
 	}
-	f->len = (size_t)(o - f->buf);
+	return o;
+}
+
+#ifdef __SSE2__
+/* put_escaped_from with room in the buffer for the worst case: written in
+ * place (out of line: put_escaped_bytes stays small) */
+static void put_escaped_room(struct ct_json *f, const unsigned char *s, size_t n)
+{
+	f->len = (size_t)(escape_into(f->buf + f->len, s, n, false) - f->buf);
 }
 #endif
 
@@ -602,38 +616,12 @@ char *ct_jw_esc(struct ct_json *j, const char *o, const char *s, size_t n)
 
 char *ct_jw_escz(struct ct_json *j, char *o, const char *s, size_t cap)
 {
-	const unsigned char *u = (const unsigned char *)s;
-	size_t i = 0;
-
 	if (cap > FLUSH_AT / 8)
 		return ct_jw_esc(j, o, s, strnlen(s, cap));
 	o = ct_jw_need(j, o, 6 * cap + 16);
-#ifdef __SSE2__
 	/* whole vectors while they stay inside the buffer: the NUL is one of
 	 * the bytes marked, found as the others are escaped */
-	while (i + 16 <= cap) {
-		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(u + i));
-		unsigned m = ct_marks16(v);
-		_mm_storeu_si128((__m128i *)(void *)o, v);
-		if (!m) {
-			i += 16;
-			o += 16;
-			continue;
-		}
-		unsigned k = (unsigned)__builtin_ctz(m);
-		if (!u[i + k])
-			return o + k;
-		o = escape_byte(o + k, u[i + k]);
-		i += k + 1;
-	}
-#endif
-	for (; i < cap && u[i]; i++) {
-		if (needs_escape[u[i]])
-			o = escape_byte(o, u[i]);
-		else
-			*o++ = (char)u[i];
-	}
-	return o;
+	return escape_into(o, (const unsigned char *)s, cap, true);
 }
 
 char *ct_jw_strz(struct ct_json *j, char *o, const char *s, size_t cap)
