@@ -1,0 +1,12 @@
+# NVIDIA's own user-space libraries as test oracles (Debian non-free: libcuda1
+# and libnvidia-ml1 of the 535 branch, libcudart11.0 11.8), downloaded once
+# into the build tree by tests/real/fetch.sh without touching the system's apt
+# sources.  Tests that use them:
+#   set_tests_properties(T PROPERTIES FIXTURES_REQUIRED real_nvidia SKIP_RETURN_CODE 77
+#                        ENVIRONMENT "CUTRACE_REAL_DIR=${CUTRACE_REAL_DIR}")
+# and start with `. tests/real/real.sh; real_require` (shell) or check
+# $CUTRACE_REAL_DIR/STATUS themselves: "skip REASON" means exit 77 with REASON.
+set(CUTRACE_REAL_DIR ${CUTRACE_TEST_BIN}/real-nvidia CACHE INTERNAL "")
+set(CUTRACE_REAL_SH ${CMAKE_CURRENT_LIST_DIR}/real.sh CACHE INTERNAL "")
+add_test(NAME real_fetch COMMAND ${CMAKE_CURRENT_LIST_DIR}/fetch.sh ${CUTRACE_REAL_DIR})
+set_tests_properties(real_fetch PROPERTIES FIXTURES_SETUP real_nvidia LABELS real TIMEOUT 900)
