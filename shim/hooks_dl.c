@@ -333,7 +333,7 @@ static bool object_path(const char *name, char *out, size_t outlen, struct stat 
 		link[i++] = digits[--k];
 	link[i] = 0;
 	n = readlink(link, out, outlen - 1);
-	*have_st = fstat(fd, st) == 0;
+	*have_st = ct_sys_fstat(fd, st) == 0;
 	ct_sys_close(fd);
 	errno = saved;
 	if (n <= 0 || (size_t)n >= outlen - 1 || out[0] != '/')
@@ -363,7 +363,7 @@ static void record_dlopen_exit(struct ct_w *w, unsigned call, uint64_t seq, void
 			memcpy(real, lm->l_name, n);
 			real[n] = 0;
 			have_real = n > 0;
-			have_size = have_real && stat(real, &st) == 0;
+			have_size = have_real && ct_sys_fstatat(AT_FDCWD, real, &st, 0) == 0;
 		}
 	}
 	if (have_real) {

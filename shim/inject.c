@@ -354,16 +354,6 @@ int ct_inject_ioctl_after(uint32_t node, unsigned long req, void *arg, uint32_t 
 }
 
 /* ---- dlopen / dlsym ------------------------------------------------------------------------ */
-static const char *errtext(int e)
-{
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
-	const char *s = strerrordesc_np(e);
-	if (s)
-		return s;
-#endif
-	return "error";
-}
-
 /* dlopen/dlsym: the delay is handed back (*delay_ns), the caller sleeps after
  * writing the call's enter record, so a held call reads as one */
 int ct_inject_dlopen(const char *file, char *msg, size_t msglen, uint32_t *rule, uint64_t *delay_ns) CT_HIDDEN;
@@ -386,7 +376,7 @@ int ct_inject_dlopen(const char *file, char *msg, size_t msglen, uint32_t *rule,
 			snprintf(msg, msglen, "%s: wrong ELF class: ELFCLASS%d", file, r->elfclass);
 		else
 			snprintf(msg, msglen, "%s: cannot open shared object file: %s", file,
-				 errtext((int)r->value));
+				 ct_errno_text((int)r->value));
 		return 2;
 	}
 	return 0;

@@ -22,6 +22,8 @@
 #include <fcntl.h>
 #include <link.h>
 #include <string.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -51,6 +53,78 @@ ssize_t ct_sys_write(int fd, const void *buf, size_t n)
 pid_t ct_sys_gettid(void)
 {
 	return (pid_t)syscall(SYS_gettid);
+}
+
+/* x86_64 and aarch64 have newfstatat, whose struct stat is glibc's */
+int ct_sys_fstatat(int dirfd, const char *path, struct stat *st, int flags)
+{
+#ifdef SYS_newfstatat
+	return (int)syscall(SYS_newfstatat, dirfd, path, st, flags);
+#else
+	return (int)syscall(SYS_fstatat64, dirfd, path, st, flags);
+#endif
+}
+
+int ct_sys_fstat(int fd, struct stat *st)
+{
+	return ct_sys_fstatat(fd, "", st, AT_EMPTY_PATH);
+}
+
+/* The texts glibc's strerror gives in the C locale (string/errlist.h of
+ * glibc; Linux errno numbers from asm-generic/errno-base.h and errno.h), for
+ * the errors the shim can meet or inject; others read "Unknown error N" as
+ * glibc prints them. */
+const char *ct_errno_text(int e)
+{
+	static CT_TLS char unknown[32];
+
+	switch (e) {
+	case EPERM: return "Operation not permitted";
+	case ENOENT: return "No such file or directory";
+	case ESRCH: return "No such process";
+	case EINTR: return "Interrupted system call";
+	case EIO: return "Input/output error";
+	case ENXIO: return "No such device or address";
+	case E2BIG: return "Argument list too long";
+	case ENOEXEC: return "Exec format error";
+	case EBADF: return "Bad file descriptor";
+	case ECHILD: return "No child processes";
+	case EAGAIN: return "Resource temporarily unavailable";
+	case ENOMEM: return "Cannot allocate memory";
+	case EACCES: return "Permission denied";
+	case EFAULT: return "Bad address";
+	case EBUSY: return "Device or resource busy";
+	case EEXIST: return "File exists";
+	case EXDEV: return "Invalid cross-device link";
+	case ENODEV: return "No such device";
+	case ENOTDIR: return "Not a directory";
+	case EISDIR: return "Is a directory";
+	case EINVAL: return "Invalid argument";
+	case ENFILE: return "Too many open files in system";
+	case EMFILE: return "Too many open files";
+	case ENOTTY: return "Inappropriate ioctl for device";
+	case ETXTBSY: return "Text file busy";
+	case EFBIG: return "File too large";
+	case ENOSPC: return "No space left on device";
+	case ESPIPE: return "Illegal seek";
+	case EROFS: return "Read-only file system";
+	case EMLINK: return "Too many links";
+	case EPIPE: return "Broken pipe";
+	case ERANGE: return "Numerical result out of range";
+	case ENAMETOOLONG: return "File name too long";
+	case ENOSYS: return "Function not implemented";
+	case ELOOP: return "Too many levels of symbolic links";
+	case ENODATA: return "No data available";
+	case ETIME: return "Timer expired";
+	case EOVERFLOW: return "Value too large for defined data type";
+	case ELIBBAD: return "Accessing a corrupted shared library";
+	case EOPNOTSUPP: return "Operation not supported";
+	case ETIMEDOUT: return "Connection timed out";
+	case EDQUOT: return "Disk quota exceeded";
+	case ECANCELED: return "Operation canceled";
+	}
+	snprintf(unknown, sizeof unknown, "Unknown error %d", e);
+	return unknown;
 }
 
 ssize_t ct_read_file(const char *path, char *buf, size_t len)

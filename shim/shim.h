@@ -89,6 +89,14 @@ int ct_sys_close(int fd) CT_HIDDEN;
 ssize_t ct_sys_read(int fd, void *buf, size_t n) CT_HIDDEN;
 ssize_t ct_sys_write(int fd, const void *buf, size_t n) CT_HIDDEN;
 pid_t ct_sys_gettid(void) CT_HIDDEN;
+/* stat family as system calls: glibc 2.33 made stat/fstat real symbols
+ * (stat@GLIBC_2.33); older ones only have __xstat, so a call by name would
+ * raise the shim's glibc floor above 2.17 */
+int ct_sys_fstatat(int dirfd, const char *path, struct stat *st, int flags) CT_HIDDEN;
+int ct_sys_fstat(int fd, struct stat *st) CT_HIDDEN;
+/* glibc's English text for errno e, from a table of our own (strerror may
+ * translate and allocate; strerrordesc_np is GLIBC_2.32) */
+const char *ct_errno_text(int e) CT_HIDDEN;
 /* read a whole small file into buf (NUL-terminated); returns length or -1 */
 ssize_t ct_read_file(const char *path, char *buf, size_t len) CT_HIDDEN;
 

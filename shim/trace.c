@@ -103,19 +103,6 @@ void ct_log(int level, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* strerror() may translate, and translation may allocate: use the plain
- * English description glibc keeps in a table. */
-static const char *ct_strerror(int e)
-{
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
-	const char *s = strerrordesc_np(e);
-	if (s)
-		return s;
-#endif
-	static CT_TLS char buf[24];
-	snprintf(buf, sizeof buf, "error %d", e);
-	return buf;
-}
 
 static int warned;
 
@@ -395,8 +382,8 @@ static int dir_ok(const char *dir, char *why, size_t whylen)
 {
 	struct stat st;
 
-	if (stat(dir, &st) < 0) {
-		snprintf(why, whylen, "%s: %s", dir, ct_strerror(errno));
+	if (ct_sys_fstatat(AT_FDCWD, dir, &st, 0) < 0) {
+		snprintf(why, whylen, "%s: %s", dir, ct_errno_text(errno));
 		return -1;
 	}
 	if (!S_ISDIR(st.st_mode)) {
@@ -589,7 +576,7 @@ static int create_trace(void)
 
 	/* the directory: create it (0700) if missing, then check it */
 	if (mkdir(ct_cfg.dir, 0700) < 0 && errno != EEXIST) {
-		snprintf(why, sizeof why, "cannot create %s: %s", ct_cfg.dir, ct_strerror(errno));
+		snprintf(why, sizeof why, "cannot create %s: %s", ct_cfg.dir, ct_errno_text(errno));
 		goto fail;
 	}
 	if (dir_ok(ct_cfg.dir, why, sizeof why) < 0)
@@ -612,7 +599,7 @@ static int create_trace(void)
 	}
 	if (fd < 0) {
 		snprintf(why, sizeof why, "cannot create a trace file in %s: %s", ct_cfg.dir,
-			 ct_strerror(errno));
+			 ct_errno_text(errno));
 		goto fail;
 	}
 	/* reserve the blocks now; halve on ENOSPC down to the minimum */
@@ -622,7 +609,7 @@ static int create_trace(void)
 			break;
 		if (err == EOPNOTSUPP || err == EINVAL) {
 			/* no fallocate here: a sparse file would risk SIGBUS on a full disk */
-			snprintf(why, sizeof why, "%s cannot preallocate files (%s)", ct_cfg.dir, ct_strerror(err));
+			snprintf(why, sizeof why, "%s cannot preallocate files (%s)", ct_cfg.dir, ct_errno_text(err));
 			goto fail_unlink;
 		}
 		if (err == ENOSPC && size / 2 >= CT_MIN_SIZE) {
@@ -630,13 +617,13 @@ static int create_trace(void)
 			continue;
 		}
 		snprintf(why, sizeof why, "cannot allocate %llu bytes in %s: %s",
-			 (unsigned long long)size, ct_cfg.dir, ct_strerror(err));
+			 (unsigned long long)size, ct_cfg.dir, ct_errno_text(err));
 		goto fail_unlink;
 	}
 	trace_map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (trace_map == MAP_FAILED) {
 		trace_map = NULL;
-		snprintf(why, sizeof why, "cannot map %s: %s", path, ct_strerror(errno));
+		snprintf(why, sizeof why, "cannot map %s: %s", path, ct_errno_text(errno));
 		goto fail_unlink;
 	}
 	ct_sys_close(fd);
