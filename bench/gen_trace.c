@@ -1,6 +1,6 @@
 /*
  * bench_gen_trace: write a synthetic but realistic cutrace file, fast, for
- * the reader benchmark.  Records go through shim/ring.c exactly as the shim
+ * the reader benchmark.  Records go through common/ring.c exactly as the shim
  * writes them (reserve, fill, commit), so the reader sees the real slot and
  * tag protocol.
  *

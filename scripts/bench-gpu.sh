@@ -3,9 +3,9 @@
 #
 #   scripts/bench-gpu.sh [-n RUNS] [-o OUTDIR]
 #
-# Builds libcutrace.so with gcc straight from shim/*.c (no cmake, libelf or
+# Builds libcutrace.so with gcc straight from shim/*.c and common/*.c (no cmake, libelf or
 # check needed: the one generated header, cutrace_gen/shim_tables.h, comes
-# from scripts/gen_xlat.py and the CUDA Toolkit's cuda.h), builds the bare
+# from common/xlat/gen_xlat.py and the CUDA Toolkit's cuda.h), builds the bare
 # driver probe (tracer/probe/probe.c: dlopen libcuda.so.1, cuInit, list the
 # devices) with gcc -ldl, then times, RUNS times (default 15) each and
 # interleaved, with and without LD_PRELOAD of the shim:
@@ -61,14 +61,14 @@ if [ -n "${CUTRACE_SHIM_TABLES:-}" ]; then
 	cp "$CUTRACE_SHIM_TABLES" "$W/gen/cutrace_gen/shim_tables.h" || die "cannot copy $CUTRACE_SHIM_TABLES"
 else
 	inc=$(find_cuda_include) || die "cuda.h not found: set CUDA_HOME, or CUTRACE_SHIM_TABLES to a generated shim_tables.h"
-	# the same arguments as tracer/xlat/xlat.cmake
-	python3 scripts/gen_xlat.py --in-dir tracer/xlat --out-dir "$W/gen" --cuda-include "$inc" --cc gcc \
+	# the same arguments as common/xlat/xlat.cmake
+	python3 common/xlat/gen_xlat.py --in-dir common/xlat --out-dir "$W/gen" --cuda-include "$inc" --cc gcc \
 		>"$W/gen.log" 2>&1 || { cat "$W/gen.log"; die "gen_xlat.py failed"; }
 fi
 # the same flags as shim/CMakeLists.txt
 gcc -shared -fPIC -O2 -g -D_GNU_SOURCE -DCUTRACE_VERSION='"0.1.0"' -fvisibility=hidden \
 	-ftls-model=initial-exec -foptimize-sibling-calls -fno-strict-aliasing -fno-plt \
-	-Ishim/include -Ishim -I"$W/gen" shim/*.c -o "$W/libcutrace.so" \
+	-Ishim/include -Ishim -Icommon -I"$W/gen" shim/*.c common/*.c -o "$W/libcutrace.so" \
 	-Wl,--version-script=shim/shim.map -Wl,-z,defs -Wl,-z,now -ldl >"$W/build.log" 2>&1 ||
 	{ cat "$W/build.log"; die "building the shim failed"; }
 gcc -O2 -D_GNU_SOURCE -o "$W/probe" tracer/probe/probe.c -ldl >>"$W/build.log" 2>&1 ||

@@ -51,14 +51,14 @@ CFLAGS="-O2 -g -Wall -Wextra"
 S=$here/bench
 build() { # output, sources and flags...
 	local out=$1; shift
-	if [ ! -x "$BB/$out" ] || [ -n "$(find "$S" "$here/shim/ring.c" -newer "$BB/$out" -name '*.[ch]' 2>/dev/null | head -1)" ]; then
+	if [ ! -x "$BB/$out" ] || [ -n "$(find "$S" "$here/common/ring.c" -newer "$BB/$out" -name '*.[ch]' 2>/dev/null | head -1)" ]; then
 		$CC $CFLAGS "$@" -o "$BB/$out"
 	fi
 }
 build bench_loop "$S/loop.c" -Wl,-z,now -pthread -ldl
 build libbench_fakenode.so -shared -fPIC "$S/fakenode.c"
 build libbench_bare.so -shared -fPIC "$S/bare_wrap.c" -ldl
-build bench_gen_trace -I"$here/shim/include" -I"$here/shim" "$S/gen_trace.c" "$here/shim/ring.c"
+build bench_gen_trace -I"$here/shim/include" -I"$here/common" "$S/gen_trace.c" "$here/common/ring.c"
 LOOP=$BB/bench_loop
 FAKE=$BB/libbench_fakenode.so
 BARE=$BB/libbench_bare.so

@@ -14,7 +14,7 @@
 #   fuzz_cli_hostile   each hostile file through `cutrace show` under ulimit -v
 #   fuzz_short         20 s of libFuzzer (skips with 77 without a fuzzer binary)
 option(CUTRACE_ASAN_SUBBUILD "this tree is the sanitizer sub-build of the asan test" OFF)
-include(${CUTRACE_TEST_DIR}/../tracer/xlat/xlat.cmake)
+include(${CUTRACE_TEST_DIR}/../common/xlat/xlat.cmake)
 set(_fz ${CMAKE_CURRENT_LIST_DIR})
 
 add_executable(ct_crop ${_fz}/crop.c)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# lint_cppcheck: cppcheck over shim/ and tracer/, clean or fail.  The checks
+# lint_cppcheck: cppcheck over shim/, common/ and tracer/, clean or fail.  The checks
 # (warning, style, performance, portability) and the suppressions are in
 # this directory; each suppression says why.  Skips with 77 without cppcheck.
 #   cppcheck.sh SOURCE_DIR GEN_DIR
@@ -18,9 +18,9 @@ done < tests/lint/cppcheck-suppressions.txt
 cppcheck -q --std=c11 --enable=warning,style,performance,portability --inline-suppr \
 	"${supp[@]}" \
 	-D__linux__ -D__x86_64__ -D__GNUC__=12 '-D_Noreturn=__attribute__((noreturn))' \
-	-DCUTRACE_VERSION='"0.1.0"' -I shim/include -I shim -I tracer -I "$gen" \
+	-DCUTRACE_VERSION='"0.1.0"' -I shim/include -I shim -I common $(for d in tracer/*/; do printf -- '-I %s ' "${d%/}"; done) -I "$gen" \
 	-j "$(nproc 2>/dev/null || echo 2)" --error-exitcode=1 \
-	--template='{file}:{line}: {severity} [{id}] {message}' shim tracer 2> "$out"
+	--template='{file}:{line}: {severity} [{id}] {message}' shim common tracer 2> "$out"
 rc=$?
 grep -v '^ \|^$\|^\^' "$out"
 echo "cppcheck: exit $rc, $(grep -c ': \(error\|warning\|style\|performance\|portability\) \[' "$out") finding(s)"

@@ -3,7 +3,7 @@
 # tests/lint/cppcheck-suppressions.txt).  Both skip (77) when the tool is
 # missing.  CUTRACE_LINT_FULL=1 in the environment runs clang-tidy's
 # analyzer on every file (slow); see RELIABILITY.md.
-include(${CUTRACE_TEST_DIR}/../tracer/xlat/xlat.cmake)
+include(${CUTRACE_TEST_DIR}/../common/xlat/xlat.cmake)
 if(CUTRACE_ASAN_SUBBUILD)
   return()
 endif()

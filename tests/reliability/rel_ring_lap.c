@@ -2,7 +2,7 @@
  * rel_ring_lap: a writer that is lapped by the ring must not destroy newer
  * records, and the dropped count must stay exact.
  *
- * Two writers share one trace (the shim's ring, shim/ring.c, used directly
+ * Two writers share one trace (the shim's ring, common/ring.c, used directly
  * on a buffer, then read back with the tracer's reader):
  *   A reserves one record in the ring and is preempted before committing it
  *     (in the shim: a thread descheduled inside a hook, or a signal handler);

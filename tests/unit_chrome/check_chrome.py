@@ -4,7 +4,7 @@
 usage: check_chrome.py FILE.json [--expect LIST] [--scenario small|job|fixtures]
 
 Always checked (what Perfetto / chrome://tracing need, and what
-tracer/show_chrome.c promises):
+tracer/out/show_chrome.c promises):
   - valid JSON: {"traceEvents": [...], "displayTimeUnit": "ns",
     "metadata": {cutrace_version, format_version "1.0", dropped, processes, ...}}
   - every event has ph, ts, pid, tid, name; ph is X, B, E, i or M

@@ -1,4 +1,4 @@
-# cutrace show --format=chrome (tracer/show_chrome.c): synthetic traces and
+# cutrace show --format=chrome (tracer/out/show_chrome.c): synthetic traces and
 # the real H200 fixtures through the CLI, the output checked by
 # check_chrome.py (structure, nesting the viewers accept, marks, names).
 add_executable(ct_mkchrome ${CMAKE_CURRENT_LIST_DIR}/mkchrome.c)

@@ -1,5 +1,5 @@
 /*
- * ct_snprintf (tracer/fmt.c) against the C library's snprintf: the same
+ * ct_snprintf (tracer/base/fmt.c) against the C library's snprintf: the same
  * output and the same return value, for the conversions the hot paths use
  * (with and without flags, width, precision and length modifiers), for edge
  * values, for small and zero buffer sizes, and for a few thousand random
@@ -185,7 +185,7 @@ START_TEST(t_string_builder)
 }
 END_TEST
 
-/* the JSON writer's string escaping (tracer/json.c: word-at-a-time checks
+/* the JSON writer's string escaping (tracer/base/json.c: word-at-a-time checks
  * and copies, strings in pieces) against a byte-at-a-time reference */
 static size_t ref_escape(char *o, const unsigned char *s, size_t n)
 {

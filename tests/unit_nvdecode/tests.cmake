@@ -1,4 +1,4 @@
-# NVIDIA ioctl decoder (tracer/nvdecode.c): synthetic events built like the
+# NVIDIA ioctl decoder (tracer/decode/nvdecode.c): synthetic events built like the
 # shim records them, and golden tests over the real H200 traces
 # (tests/fixtures/h200-580, unpacked in memory with gzip at test time).
 add_executable(test_nvdecode ${CMAKE_CURRENT_LIST_DIR}/test_nvdecode.c)

@@ -1,6 +1,6 @@
 /*
- * The trace reader (tracer/reader.c) against files written by the real ring
- * writer (synth.c over shim/ring.c): header validation, record streaming,
+ * The trace reader (tracer/read/reader.c) against files written by the real ring
+ * writer (synth.c over common/ring.c): header validation, record streaming,
  * torn/overwritten/malformed records, ring wrap-around, enter/exit pairing
  * with its bounded window, bounded memory, FILE|DIR listing.
  */

@@ -1,4 +1,4 @@
-# Trace reader, event description and `cutrace show` (tracer/reader.c,
+# Trace reader, event description and `cutrace show` (tracer/read/reader.c,
 # describe*.c, cmd_show.c, show_*.c).  synth.c writes synthetic traces through
 # the real ring writer; other test areas may link cutrace_test_synth too.
 add_library(cutrace_test_synth STATIC ${CMAKE_CURRENT_LIST_DIR}/synth.c)

@@ -1,5 +1,5 @@
-# Name tables: tracer/xlat/*.in (+ cuda.h, driver_types.h, <errno.h>) -> C
-# under ${CUTRACE_GEN_DIR}, generated at build time by scripts/gen_xlat.py.
+# Name tables: common/xlat/*.in (+ cuda.h, driver_types.h, <errno.h>) -> C
+# under ${CUTRACE_GEN_DIR}, generated at build time by common/xlat/gen_xlat.py.
 #
 # Sets:
 #   CUTRACE_GEN_DIR       include directory of the generated headers
@@ -25,7 +25,7 @@ if(NOT _ct_xlat_defined)
   find_package(Python3 REQUIRED COMPONENTS Interpreter)
   file(MAKE_DIRECTORY ${CUTRACE_GEN_DIR}/cutrace_gen)
   file(GLOB _ct_xlat_in CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.in)
-  get_filename_component(_ct_xlat_gen ${CMAKE_CURRENT_LIST_DIR}/../../scripts/gen_xlat.py ABSOLUTE)
+  get_filename_component(_ct_xlat_gen ${CMAKE_CURRENT_LIST_DIR}/gen_xlat.py ABSOLUTE)
   add_custom_command(OUTPUT ${_ct_xlat_outputs}
     COMMAND ${Python3_EXECUTABLE} ${_ct_xlat_gen}
       --in-dir ${CMAKE_CURRENT_LIST_DIR}
@@ -34,7 +34,7 @@ if(NOT _ct_xlat_defined)
       --cc ${CMAKE_C_COMPILER}
     DEPENDS ${_ct_xlat_in} ${_ct_xlat_gen}
       ${CUTRACE_CUDA_INCLUDE_DIR}/cuda.h ${CUTRACE_CUDA_INCLUDE_DIR}/driver_types.h
-    COMMENT "Generating cutrace name tables (tracer/xlat/*.in, cuda.h, errno.h)"
+    COMMENT "Generating cutrace name tables (common/xlat/*.in, cuda.h, errno.h)"
     VERBATIM)
   add_custom_target(cutrace_xlat_gen DEPENDS ${_ct_xlat_outputs})
 else()

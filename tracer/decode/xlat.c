@@ -1,6 +1,6 @@
 /*
- * Name tables: lookups over the data that scripts/gen_xlat.py generates from
- * tracer/xlat/<family>.in and the CUDA/libc headers (see xlat.h).  The value-sorted
+ * Name tables: lookups over the data that common/xlat/gen_xlat.py generates from
+ * common/xlat/<family>.in and the CUDA/libc headers (see xlat.h).  The value-sorted
  * tables live in xlat_tables.c (generated); the name-sorted ones are shared
  * with the shim through cutrace_gen/shim_tables.h.
  */

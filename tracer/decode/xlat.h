@@ -1,7 +1,7 @@
 /*
  * Name tables: what the numbers in a trace mean.  Every table is data in
- * tracer/xlat/<family>.in with its source named, turned into C at build time
- * (scripts/gen_xlat.py); CUresult and cudaError names come from the CUDA
+ * common/xlat/<family>.in with its source named, turned into C at build time
+ * (common/xlat/gen_xlat.py); CUresult and cudaError names come from the CUDA
  * headers found at build time.  Where names or layouts differ by driver
  * version, lookups take the driver version recorded in the trace
  * (ct_drv_version code, 0 = unknown: use the newest table).
