@@ -10,6 +10,7 @@
 
 #include "compat.h"
 #include "elfinfo.h"
+#include "version.h"
 
 static struct ct_machine_report *run_check(const struct ct_machine_opts *o)
 {
@@ -191,14 +192,14 @@ START_TEST(t_elf_version_from_name)
 {
 	char v[32];
 
-	ck_assert_int_eq(ct_elf_version_from_name("/usr/lib/libcuda.so.580.159.04", v, sizeof v), 0);
+	ck_assert_int_eq(ct_version_from_name("/usr/lib/libcuda.so.580.159.04", v, sizeof v), 0);
 	ck_assert_str_eq(v, "580.159.04");
-	ck_assert_int_eq(ct_elf_version_from_name("libcudart.so.13.0.96", v, sizeof v), 0);
+	ck_assert_int_eq(ct_version_from_name("libcudart.so.13.0.96", v, sizeof v), 0);
 	ck_assert_str_eq(v, "13.0.96");
-	ck_assert_int_eq(ct_elf_version_from_name("libcudart-d0da41ae.so.11.0", v, sizeof v), 0);
+	ck_assert_int_eq(ct_version_from_name("libcudart-d0da41ae.so.11.0", v, sizeof v), 0);
 	ck_assert_str_eq(v, "11.0");
-	ck_assert_int_eq(ct_elf_version_from_name("/x/libcuda.so", v, sizeof v), -1);
-	ck_assert_int_eq(ct_elf_version_from_name("libfoo.so.x", v, sizeof v), -1);
+	ck_assert_int_eq(ct_version_from_name("/x/libcuda.so", v, sizeof v), -1);
+	ck_assert_int_eq(ct_version_from_name("libfoo.so.x", v, sizeof v), -1);
 }
 END_TEST
 

@@ -607,6 +607,51 @@ START_TEST(version_parse)
 	ck_assert_uint_eq(ct_drv_version_parse("580."), 0);
 	ck_assert_uint_eq(ct_drv_version_parse("1.2345 then 580.1.2"), CT_DRV(580, 1, 2));
 	ck_assert_uint_eq(ct_drv_version_parse("580.159."), CT_DRV(580, 159, 0));
+	ck_assert_uint_eq(ct_drv_version_parse("99999.1"), 0);
+}
+END_TEST
+
+/* the other shapes of base/version.c, read with the same digit reader */
+START_TEST(version_shapes)
+{
+	unsigned v[3];
+	char buf[32];
+
+	ck_assert_int_eq(ct_version_parts("580.159.04", v, 3), 3);
+	ck_assert_uint_eq(v[0], 580);
+	ck_assert_uint_eq(v[1], 159);
+	ck_assert_uint_eq(v[2], 4);
+	ck_assert_int_eq(ct_version_parts("13.0", v, 3), 2);
+	ck_assert_uint_eq(v[2], 0);
+	ck_assert_int_eq(ct_version_parts("12.4.x", v, 3), 2);
+	ck_assert_int_eq(ct_version_parts("99999999999.1", v, 2), 2);
+	ck_assert_uint_eq(v[0], 4294967295u);
+	ck_assert_int_eq(ct_version_parts("v12", v, 3), 0);
+	ck_assert_int_eq(ct_version_parts(NULL, v, 3), 0);
+
+	ck_assert_int_lt(ct_version_cmp("580.95.05", "580.159.04"), 0);
+	ck_assert_int_gt(ct_version_cmp("590.48.01", "580.159.04"), 0);
+	ck_assert_int_eq(ct_version_cmp("580.159.04", "580.159.04"), 0);
+	ck_assert_int_lt(ct_version_cmp("580.159", "580.159.04"), 0);
+	ck_assert_int_gt(ct_version_cmp("580.159.04", "580.159"), 0);
+
+	ck_assert_int_eq(ct_version_from_name("/usr/lib/libcuda.so.575.51.02", buf, sizeof buf), 0);
+	ck_assert_str_eq(buf, "575.51.02");
+	ck_assert_int_eq(ct_version_from_name("libx.so.1.", buf, sizeof buf), 0);
+	ck_assert_str_eq(buf, "1");
+	ck_assert_int_eq(ct_version_from_name("libx.so.1", buf, 1), -1);
+
+	/* the module title, then its version; never the GCC line's */
+	ck_assert_int_eq(ct_parse_nvrm_version("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  "
+					       "580.159.04  Release Build\nGCC version:  gcc version 15.3.0 (GCC)\n",
+					       buf, sizeof buf, NULL), 0);
+	ck_assert_str_eq(buf, "580.159.04");
+	ck_assert_int_eq(ct_parse_nvrm_version("NVRM version: NVIDIA UNIX x86_64 Kernel Module  1.2.3.4\n"
+					       "GCC version:  gcc version 15.3.0 (GCC)\n", buf, sizeof buf, NULL), -1);
+	ck_assert_str_eq(buf, "");
+	ck_assert_int_eq(ct_parse_nvrm_version("580.159.04\n", buf, sizeof buf, NULL), 0);
+	ck_assert_str_eq(buf, "580.159.04");
+	ck_assert_int_eq(ct_parse_nvrm_version("580.159.04\n", buf, 5, NULL), -1);
 }
 END_TEST
 
@@ -712,6 +757,7 @@ static Suite *xlat_suite(void)
 	tcase_add_test(tc, dlopen_flags);
 	tcase_add_test(tc, ioctl_names);
 	tcase_add_test(tc, version_parse);
+	tcase_add_test(tc, version_shapes);
 	tcase_add_test(tc, shim_tables_sorted);
 	tcase_add_test(tc, shim_tables_agree);
 	suite_add_tcase(s, tc);

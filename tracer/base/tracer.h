@@ -34,10 +34,6 @@ const char *ct_c(FILE *f, enum ct_color c);
 /* parse "16M", "512K", "1G", "4096" into bytes; -1 on error */
 int64_t ct_parse_size(const char *s);
 
-/* "580.159.04" at s: up to n dot-separated decimal parts into v[] (the rest
- * zeroed); returns how many were read (0: s does not start with a digit) */
-int ct_parse_version(const char *s, unsigned *v, int n);
-
 /* the directory holding this executable (for finding libcutrace.so) */
 int ct_self_dir(char *buf, size_t len);
 

@@ -104,23 +104,6 @@ int64_t ct_parse_size(const char *s)
 	return (int64_t)v * mul;
 }
 
-int ct_parse_version(const char *s, unsigned *v, int n)
-{
-	int k = 0;
-
-	for (int i = 0; i < n; i++)
-		v[i] = 0;
-	while (k < n && s && *s >= '0' && *s <= '9') {
-		char *end;
-		unsigned long x = strtoul(s, &end, 10);
-		v[k++] = x > UINT32_MAX ? UINT32_MAX : (unsigned)x;
-		if (*end != '.' || !(end[1] >= '0' && end[1] <= '9'))
-			break;
-		s = end + 1;
-	}
-	return k;
-}
-
 int ct_self_dir(char *buf, size_t len)
 {
 	ssize_t n = readlink("/proc/self/exe", buf, len - 1);

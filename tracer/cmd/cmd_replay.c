@@ -215,7 +215,7 @@ int ct_replay_rules(const char *path, const struct ct_verdict *v, char *rules, s
 				const char *client = f->nv.handshake.client[0] ? f->nv.handshake.client
 						     : v->contract.libcuda_version;
 				unsigned cv[2], kv[3];
-				if (ct_parse_version(client, cv, 2) == 2 && ct_parse_version(local, kv, 3) == 3 &&
+				if (ct_version_parts(client, cv, 2) == 2 && ct_version_parts(local, kv, 3) == 3 &&
 				    (cv[0] < kv[0] || (cv[0] == kv[0] && cv[1] < kv[1]))) {
 					/* the recorded client was older than its kernel.
 					 * Measured with libcuda 580.159.04 (tests/fixtures/

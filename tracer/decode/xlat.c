@@ -61,53 +61,6 @@ static bool in_range(uint32_t since, uint32_t until, uint32_t drv)
 	return drv >= since && (until == 0 || drv < until);
 }
 
-/* ---- driver version -------------------------------------------------------- */
-
-static bool parse_num(const char **pp, uint32_t *out, uint32_t max)
-{
-	const char *p = *pp;
-	uint64_t v = 0;
-
-	if (!isdigit((unsigned char)*p))
-		return false;
-	while (isdigit((unsigned char)*p)) {
-		v = v * 10 + (uint64_t)(*p++ - '0');
-		if (v > max)
-			return false;
-	}
-	*pp = p;
-	*out = (uint32_t)v;
-	return true;
-}
-
-/* The first maximal digit run followed by ".digits" (and optionally another
- * ".digits") is the version.  "x86_64" has digits but no dot, so the
- * /proc/driver/nvidia/version title is skipped naturally. */
-uint32_t ct_drv_version_parse(const char *s)
-{
-	if (!s)
-		return 0;
-	for (const char *p = s; *p; p++) {
-		uint32_t maj, mnr, pat = 0;
-		const char *q = p;
-
-		if (!isdigit((unsigned char)*p) || (p > s && isdigit((unsigned char)p[-1])))
-			continue;
-		if (!parse_num(&q, &maj, 4294) || *q != '.')
-			continue;
-		q++;
-		if (!parse_num(&q, &mnr, 999))
-			continue;
-		if (*q == '.' && isdigit((unsigned char)q[1])) {
-			q++;
-			if (!parse_num(&q, &pat, 999))
-				continue;
-		}
-		return CT_DRV(maj, mnr, pat);
-	}
-	return 0;
-}
-
 /* ---- errno, CUDA, NVML ----------------------------------------------------- */
 
 const char *ct_errno_name(int e)

@@ -12,10 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* driver version code: major*1000000 + minor*1000 + patch (580.159.04 -> 580159004) */
-#define CT_DRV(maj, min, pat) ((uint32_t)(maj) * 1000000u + (uint32_t)(min) * 1000u + (uint32_t)(pat))
-/* parse "580.159.04" (first token that looks like a version) -> code, 0 on failure */
-uint32_t ct_drv_version_parse(const char *s);
+#include "version.h" /* CT_DRV, ct_drv_version_parse */
 
 /* errno: "ENOENT" (NULL if unknown); and the number from a name, -1 if unknown */
 const char *ct_errno_name(int e);

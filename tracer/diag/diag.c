@@ -20,9 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elfinfo.h"
 #include "json.h"
 #include "tracer.h"
+#include "version.h"
 #include "xlat.h"
 #include "inject_rules.h"
 #include "fmt.h"
@@ -200,25 +200,6 @@ static const char *str_field(const struct ct_event *ev, uint16_t tag, char *buf,
 	return s;
 }
 
-/* 580.95.05 < 580.159.04: compare dotted numbers */
-static int vercmp(const char *a, const char *b)
-{
-	while (*a || *b) {
-		long x = strtol(a, (char **)&a, 10), y = strtol(b, (char **)&b, 10);
-		if (x != y)
-			return x < y ? -1 : 1;
-		if (*a == '.')
-			a++;
-		if (*b == '.')
-			b++;
-		if (!*a && !*b)
-			break;
-		if (!*a || !*b)
-			return *a ? 1 : -1;
-	}
-	return 0;
-}
-
 /* ---- per event ---------------------------------------------------------------------- */
 /* a dlopen or dlsym without exit: the loader (or a library constructor it
  * ran) hung, or the process died inside it; the last one is the innermost */
@@ -258,7 +239,7 @@ static void on_dlopen(struct ct_diag *d, const struct ct_event *ev, const struct
 				if (int_field(ev, CT_FLD_FILESIZE, &size))
 					d->cuda_size = (uint64_t)size;
 				/* a driver version has dots (580.159.04); "1" of .so.1 is the soname */
-				if (ct_elf_version_from_name(rp, d->cuda_ver, sizeof d->cuda_ver) < 0 ||
+				if (ct_version_from_name(rp, d->cuda_ver, sizeof d->cuda_ver) < 0 ||
 				    !strchr(d->cuda_ver, '.'))
 					d->cuda_ver[0] = 0;
 				/* the toolkit stub is installed in .../stubs/ (failure-catalog
@@ -280,7 +261,7 @@ static void on_dlopen(struct ct_diag *d, const struct ct_event *ev, const struct
 		char v[32];
 		d->cudart_loaded = true;
 		snprintf(d->cudart_path, sizeof d->cudart_path, "%s", rp);
-		if (ct_elf_version_from_name(rp, v, sizeof v) == 0)
+		if (ct_version_from_name(rp, v, sizeof v) == 0)
 			d->cudart_ver = ct_cuda_version_parse(v);
 	} else if (kind == CT_LIB_NVML) {
 		if (ev->ret) {
@@ -388,7 +369,7 @@ static void on_ioctl(struct ct_diag *d, const struct ct_event *ev, const struct 
 		/* a cuda-compat libcuda newer than the kernel module is the point of
 		 * forward compatibility, not a mismatch; an older one is (803) */
 		if (mismatch && d->cuda_compat && h->source != CT_NV_HS_CHECK_VERSION_STR &&
-		    h->kernel[0] && d->cuda_ver[0] && vercmp(d->cuda_ver, h->kernel) > 0)
+		    h->kernel[0] && d->cuda_ver[0] && ct_version_cmp(d->cuda_ver, h->kernel) > 0)
 			mismatch = false;
 		if (mismatch && !d->hs_mismatch.s.set) {
 			char what[200];
@@ -1155,7 +1136,7 @@ void ct_diag_end(struct ct_diag *d, const struct ct_trace_stats *st, struct ct_v
 	 * handshake's answer is the evidence */
 	if (final->code == 101 && !strcmp(final->s.call, "cuInit") && d->hs_event.s.set &&
 	    d->hs_event.s.t_ns <= final->s.end_ns && d->hs_kernel[0] &&
-	    (!d->cuda_ver[0] || vercmp(d->cuda_ver, d->hs_kernel) != 0)) {
+	    (!d->cuda_ver[0] || ct_version_cmp(d->cuda_ver, d->hs_kernel) != 0)) {
 		v->layer = CT_LAYER_KERNEL_HANDSHAKE;
 		v->step = d->hs_event.s;
 		snprintf(v->summary, sizeof v->summary,

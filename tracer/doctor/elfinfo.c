@@ -5,6 +5,7 @@
  */
 #include "elfinfo.h"
 #include "tracer.h"
+#include "version.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -83,25 +84,6 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
-int ct_elf_version_from_name(const char *path, char *buf, size_t len)
-{
-	const char *b = base_name(path);
-	const char *so = strstr(b, ".so.");
-	size_t n;
-
-	if (!so || so[4] < '0' || so[4] > '9')
-		return -1;
-	so += 4;
-	n = strspn(so, "0123456789.");
-	if (n == 0 || n >= len)
-		return -1;
-	memcpy(buf, so, n);
-	buf[n] = 0;
-	while (n > 0 && buf[n - 1] == '.')   /* "libx.so.1." */
-		buf[--n] = 0;
-	return n ? 0 : -1;
-}
-
 /* Driver libraries: libcuda*, libnvidia-* (ml, ptxjitcompiler ...). */
 static bool is_driver_lib(const struct ct_elfinfo *e)
 {
@@ -157,7 +139,7 @@ static uint64_t version_key(const char *s)
 {
 	unsigned v[3];
 
-	ct_parse_version(s, v, 3);
+	ct_version_parts(s, v, 3);
 	return (uint64_t)v[0] * 1000000000ull + (uint64_t)v[1] * 1000000ull + v[2];
 }
 
@@ -302,7 +284,7 @@ static void find_version(struct ct_elfinfo *e, Elf_Scn *rodata)
 	 * (libcuda.so.1 -> libcuda.so.580.159.04); then the name as given */
 	const char *names[2] = { e->realpath, e->path };
 	for (int i = 0; i < 2; i++) {
-		if (!names[i][0] || ct_elf_version_from_name(names[i], v, sizeof v))
+		if (!names[i][0] || ct_version_from_name(names[i], v, sizeof v))
 			continue;
 		if (driver && !looks_like_driver_version(v))
 			continue;
@@ -316,7 +298,7 @@ static void find_version(struct ct_elfinfo *e, Elf_Scn *rodata)
 		return;
 	}
 	/* runtime libraries: the SONAME major at least ("libcudart.so.13") */
-	if (!driver && e->soname[0] && !ct_elf_version_from_name(e->soname, v, sizeof v)) {
+	if (!driver && e->soname[0] && !ct_version_from_name(e->soname, v, sizeof v)) {
 		snprintf(e->version, sizeof e->version, "%s", v);
 		e->version_from = "file name";
 	}

@@ -65,10 +65,6 @@ int ct_elf_inspect(const char *path, struct ct_elfinfo *out);
  * tree under a temporary root and pass the path without that root). */
 void ct_elf_classify(struct ct_elfinfo *e, const char *logical_path);
 
-/* The version in a library file name: the part after ".so." when it starts
- * with a digit ("libcuda.so.580.159.04" -> "580.159.04").  0 found, -1 not. */
-int ct_elf_version_from_name(const char *path, char *buf, size_t len);
-
 /* "x86_64" etc. for an e_machine value; "unknown" when not in the table */
 const char *ct_elf_machine_name(int machine);
 /* ELF class and machine of this process (what ld.so accepts) */

@@ -20,6 +20,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "version.h"
 #include "xlat.h"
 
 extern char **environ;
@@ -169,49 +170,6 @@ static const char *errname(int e)
 }
 
 /* ---- kernel module ---------------------------------------------------- */
-
-/* A version token: digits and dots, at least one dot, nothing else. */
-static bool version_token(const char *s, size_t n)
-{
-	bool dot = false;
-
-	if (n == 0 || !(s[0] >= '0' && s[0] <= '9') || s[n - 1] == '.')
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] == '.')
-			dot = true;
-		else if (!(s[i] >= '0' && s[i] <= '9'))
-			return false;
-	}
-	return dot;
-}
-
-/* §8: the ID string's fields differ between the open and the proprietary
- * module, so the version is the first whitespace-separated token shaped
- * like one, not a fixed column. */
-int ct_parse_nvrm_version(const char *line, char *ver, size_t len, const char **flavor)
-{
-	const char *p = line;
-
-	if (flavor)
-		*flavor = strstr(line, "Open Kernel Module") ? "open"
-			  : strstr(line, "Kernel Module") ? "proprietary" : "unknown";
-	while (*p) {
-		size_t n;
-		while (*p == ' ' || *p == '\t')
-			p++;
-		n = strcspn(p, " \t\n");
-		if (version_token(p, n) && n < len) {
-			memcpy(ver, p, n);
-			ver[n] = 0;
-			return 0;
-		}
-		p += n;
-	}
-	if (len)
-		ver[0] = 0;
-	return -1;
-}
 
 /* "195 nvidia-frontend" (leading blanks allowed): major and name */
 static bool parse_devices_line(const char *l, int *maj, char *name, size_t len)

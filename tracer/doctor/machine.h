@@ -201,10 +201,6 @@ int ct_machine_verdict(const struct ct_machine_report *r, char *buf, size_t len)
 
 /* ---- reusable pieces (tested on their own) --------------------------- */
 
-/* "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04 ..."
- * -> "580.159.04", flavor "open" / "proprietary" / "unknown".  0 / -1. */
-int ct_parse_nvrm_version(const char *line, char *ver, size_t len, const char **flavor);
-
 /* Entries of an ld.so.cache file (glibc "glibc-ld.so.cache1.1" format) whose
  * key equals name (or starts with it, prefix = true), in cache order.
  * flags: the entry's flags word (ABI, e.g. 0x0303 libc6,x86-64).  Returns

@@ -16,9 +16,9 @@
  *    pending events stay valid), and pairing uses a bounded FIFO.
  */
 #include "trace.h"
-#include "nvdecode.h"
+#include "devmap.h"
 #include "tracer.h"
-#include "xlat.h"
+#include "version.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -426,48 +426,6 @@ const char *ct_trace_env(const struct ct_trace *t, const char *name, char *buf, 
 
 /* ---- driver version ---------------------------------------------------------------- */
 
-/*
- * The version token of /proc/driver/nvidia/version's NVRM line (fact sheet
- * §8: "first token matching [0-9]+\.[0-9]+(\.[0-9]+)?" after the title; the
- * title differs between open and proprietary modules) or of
- * /sys/module/nvidia/version.  The GCC line also holds a version: never look
- * past the NVRM line.
- */
-static bool version_token(const char *text, char *tok, size_t toklen)
-{
-	const char *line = strstr(text, "NVRM version:");
-	const char *p, *end;
-
-	line = line ? line : text;
-	end = strchr(line, '\n');
-	if (!end)
-		end = line + strlen(line);
-	p = strstr(line, "Kernel Module");
-	if (!p || p > end)
-		p = line;
-	for (; p < end; p++) {
-		const char *q = p;
-		int dots = 0;
-
-		if (*p < '0' || *p > '9' || (p > line && p[-1] != ' ' && p[-1] != '\t'))
-			continue;
-		while (q < end && ((*q >= '0' && *q <= '9') || *q == '.')) {
-			if (*q == '.' && (q[1] < '0' || q[1] > '9'))
-				break;
-			dots += *q == '.';
-			q++;
-		}
-		if (dots < 1 || dots > 2 || (q < end && *q != ' ' && *q != '\t' && *q != '\r'))
-			continue;
-		if ((size_t)(q - p) >= toklen)
-			return false;
-		memcpy(tok, p, (size_t)(q - p));
-		tok[q - p] = 0;
-		return true;
-	}
-	return false;
-}
-
 static void driver_parse(struct ct_trace *t)
 {
 	static const uint16_t tags[] = { CT_CTX_NV_VERSION, CT_CTX_NV_MODVERSION };
@@ -479,7 +437,8 @@ static void driver_parse(struct ct_trace *t)
 	for (unsigned i = 0; i < 2; i++) {
 		if (!ct_trace_ctx_str(t, tags[i], 0, text, sizeof text))
 			continue;
-		if (version_token(text, t->drv_str, sizeof t->drv_str)) {
+		/* the NVRM line's version token (base/version.c) */
+		if (ct_parse_nvrm_version(text, t->drv_str, sizeof t->drv_str, NULL) == 0) {
 			t->drv = ct_drv_version_parse(t->drv_str);
 			if (t->drv)
 				return;
