@@ -105,7 +105,17 @@ struct ct_diag {
 	uint64_t events;
 };
 
-/* ct_layer_name() is in machine.c, shared with doctor's findings */
+/* the layer vocabulary, shared with doctor's findings (doctor/machine.h) */
+const char *ct_layer_name(enum ct_layer l)
+{
+	static const char *const n[] = {
+		[CT_LAYER_NONE] = "none", [CT_LAYER_LOADER] = "loader",
+		[CT_LAYER_DEVICE_NODE] = "device-node", [CT_LAYER_KERNEL_HANDSHAKE] = "kernel-handshake",
+		[CT_LAYER_RESOURCE_MANAGER] = "resource-manager", [CT_LAYER_UVM] = "uvm",
+		[CT_LAYER_DRIVER_API] = "driver-api", [CT_LAYER_RUNTIME] = "runtime",
+	};
+	return (unsigned)l < sizeof n / sizeof n[0] && n[l] ? n[l] : "none";
+}
 
 struct ct_diag *ct_diag_new(void)
 {

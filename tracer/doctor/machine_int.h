@@ -1,4 +1,5 @@
-/* Internal to machine*.c: the check context and small helpers. */
+/* Internal to doctor: the check context and its helpers (mctx.c), used by the
+ * checks (machine.c, machine_libs.c); the library checks are called by machine.c. */
 #ifndef CT_MACHINE_INT_H
 #define CT_MACHINE_INT_H
 
