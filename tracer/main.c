@@ -1,5 +1,5 @@
 /* cutrace: the command-line front end.  One table lists the commands. */
-#include "tracer.h"
+#include "cmd.h"
 
 #include <string.h>
 

@@ -37,12 +37,4 @@ int64_t ct_parse_size(const char *s);
 /* the directory holding this executable (for finding libcutrace.so) */
 int ct_self_dir(char *buf, size_t len);
 
-/* Commands: each gets argv with argv[0] = command name. Returns exit code. */
-int cmd_run(int argc, char **argv);
-int cmd_show(int argc, char **argv);
-int cmd_probe(int argc, char **argv);
-int cmd_doctor(int argc, char **argv);
-int cmd_scenarios(int argc, char **argv);
-int cmd_replay(int argc, char **argv);
-
 #endif

@@ -4,16 +4,13 @@
  * then run the probe under the shim, and end with a one-line verdict.
  * Exit 0 healthy, 1 a problem found, 2 usage or internal error.
  */
+#include "cmd.h"
 #include "machine.h"
-#include "tracer.h"
+#include "run.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* Placeholder until the probe integration is linked in: the strong
- * definition (next to `cutrace probe`) replaces it.  Note that a strong
- * definition in the static library is only used when its object file is
- * linked for some other reason (cmd_probe does that). */
 static void usage(FILE *f)
 {
 	fprintf(f,

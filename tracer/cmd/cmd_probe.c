@@ -3,157 +3,17 @@
  * enumeration; /work/shared/seeds/001) under the shim, then its timeline and
  * the verdict.  It needs no GPU and no CUDA program of the user's: it is the
  * first thing to run on a machine where CUDA does not start.
- *
- * Also home of ct_run_report, the verdicts printed after `cutrace run`.
  */
-#include "tracer.h"
+#include "cmd.h"
 #include "run.h"
-#include "diag.h"
-#include "json.h"
-#include "machine.h"
-
-#pragma GCC diagnostic ignored "-Wformat-truncation"
+#include "show.h"
 
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-int ct_run_report(const struct ct_run_opts *o, FILE *out)
-{
-	char **paths = NULL, err[512];
-	int n, failed = 0, bad = 0;
-	struct ct_verdict *v;
-
-	n = ct_list_traces(o->dir, &paths, err, sizeof err);
-	if (n <= 0) {
-		if (!o->quiet)
-			fprintf(out, "cutrace: no traced process touched CUDA (no trace files in %s)\n", o->dir);
-		if (n == 0)
-			ct_free_paths(paths, n);
-		return 0;
-	}
-	v = calloc((size_t)n, sizeof *v);
-	if (!v) {
-		ct_free_paths(paths, n);
-		return 0;
-	}
-	for (int i = 0; i < n; i++) {
-		if (ct_diagnose_file(paths[i], &v[i], err, sizeof err) < 0) {
-			fprintf(out, "cutrace: %s: %s\n", paths[i], err);
-			v[i].ok = true; /* not counted as a failed process */
-			v[i].pid = 0;
-			bad++;
-			continue;
-		}
-		if (!v[i].ok)
-			failed++;
-		if (o->quiet && v[i].ok)
-			continue;
-		fputs("cutrace: ", out);
-		ct_verdict_line(out, &v[i]);
-		fputc('\n', out);
-		if (!v[i].ok) {
-			ct_verdict_text(out, &v[i]);
-			/* -q: the verdict, without the timeline */
-			if (!o->quiet && v[i].step.set) {
-				fprintf(out, "  timeline around the failing step (%s):\n", paths[i]);
-				ct_print_step_context(out, paths[i], &v[i], 4);
-			}
-		}
-	}
-	if (n - bad > 1 && !o->quiet) {
-		/* compact the good entries so the summary only sees real verdicts */
-		int k = 0;
-		for (int i = 0; i < n; i++)
-			if (v[i].pid)
-				v[k++] = v[i];
-		fputs("cutrace: ", out);
-		ct_summary_text(out, v, k, bad);
-	}
-	if (!o->quiet)
-		fprintf(out, "cutrace: traces in %s (cutrace show %s)\n", o->dir, o->dir);
-	free(v);
-	ct_free_paths(paths, n);
-	return failed;
-}
-
-static int find_probe(char *probe, size_t len)
-{
-	char self[PATH_MAX];
-
-	if (ct_self_dir(self, sizeof self) < 0)
-		return -1;
-	snprintf(probe, len, "%s/cutrace-probe", self);
-	if (access(probe, X_OK) == 0)
-		return 0;
-	snprintf(probe, len, "%s/../libexec/cutrace/cutrace-probe", self);
-	return access(probe, X_OK) == 0 ? 0 : -1;
-}
-
-/* doctor's last step: the probe under the shim, and its verdict */
-int ct_doctor_run_probe(struct ct_json *j, FILE *text)
-{
-	struct ct_run_opts o;
-	char probe[PATH_MAX], err[512], **paths = NULL;
-	char *pargv[] = { probe, NULL };
-	char *av[] = { "probe", NULL };
-	struct ct_verdict v;
-	int ci, status = 0, n, rc = -1;
-	bool have = false;
-
-	memset(&v, 0, sizeof v);
-	if (find_probe(probe, sizeof probe) < 0 || ct_run_parse(1, av, &o, &ci, false) < 0 ||
-	    ct_run_setup(&o) < 0) {
-		if (j) {
-			ct_json_obj_begin(j);
-			ct_json_kstr(j, "status", "skipped");
-			ct_json_kstr(j, "reason", "cutrace-probe or libcutrace.so not found");
-			ct_json_obj_end(j);
-		} else {
-			fprintf(text, "  probe skipped: cutrace-probe or libcutrace.so not found\n");
-		}
-		return -1;
-	}
-	o.mute_child = true;
-	if (ct_spawn_traced(&o, pargv, &status) >= 0) {
-		n = ct_list_traces(o.dir, &paths, err, sizeof err);
-		for (int i = 0; i < n; i++) {
-			struct ct_verdict x;
-			if (ct_diagnose_file(paths[i], &x, err, sizeof err) < 0)
-				continue;
-			if (!have || (!x.ok && v.ok)) {
-				v = x;
-				have = true;
-			}
-		}
-		if (n > 0)
-			ct_free_paths(paths, n);
-	}
-	if (have)
-		rc = v.ok ? 0 : 1;
-	if (j) {
-		ct_json_obj_begin(j);
-		ct_json_kstr(j, "status", have ? (v.ok ? "ok" : "failed") : "no trace");
-		ct_json_kstr(j, "trace_dir", o.dir);
-		ct_json_kint(j, "exit_status", status);
-		if (have) {
-			ct_json_key(j, "verdict");
-			ct_verdict_json(j, &v);
-		}
-		ct_json_obj_end(j);
-	} else if (have) {
-		fputs("  ", text);
-		ct_verdict_line(text, &v);
-		fputc('\n', text);
-		if (!v.ok)
-			ct_verdict_text(text, &v);
-		fprintf(text, "  trace: cutrace show %s\n", o.dir);
-	} else {
-		fprintf(text, "  the probe left no trace (%s): libcutrace.so could not trace it\n", o.dir);
-	}
-	return rc;
-}
+#include "inject_rules.h"
 
 static void probe_usage(FILE *f)
 {
@@ -208,8 +68,8 @@ int cmd_probe(int argc, char **argv)
 	}
 	if (r == 3) {
 		free(av);
-		char *hav[] = { "run", "--help-inject", NULL };
-		return cmd_run(2, hav);
+		printf("%s\n", ct_rules_grammar); /* as 'cutrace run --help-inject' */
+		return CT_EXIT_OK;
 	}
 	if (r < 0 || ci < ac) {
 		if (r == 0)
@@ -219,7 +79,7 @@ int cmd_probe(int argc, char **argv)
 		return CT_EXIT_USAGE;
 	}
 	free(av);
-	if (find_probe(probe, sizeof probe) < 0) {
+	if (ct_find_probe(probe, sizeof probe) < 0) {
 		ct_err("cutrace-probe not found next to cutrace");
 		return CT_EXIT_USAGE;
 	}
@@ -251,16 +111,14 @@ int cmd_probe(int argc, char **argv)
 	if (!o.json)
 		printf("\n");
 	{
-		char color[32];
-		char *sav[6];
-		int sc = 0;
-		snprintf(color, sizeof color, "--color=%s", ct_color_on(stdout) ? "always" : "never");
-		sav[sc++] = "show";
-		sav[sc++] = o.json ? "--json" : color;
-		sav[sc++] = (char *)o.dir;
-		sav[sc] = NULL;
+		/* the timeline, as 'cutrace show [--json] DIR' prints it; the text
+		 * keeps the colour decided for standard output now */
+		struct ct_show_opts so = { .ops = ct_show_format(o.json ? "json" : "text") };
+		char *dir = (char *)o.dir;
+		if (!o.json)
+			ct_color_set_mode(ct_color_on(stdout) ? CT_COLOR_ALWAYS : CT_COLOR_NEVER);
 		fflush(stdout);
-		cmd_show(sc, sav);
+		ct_show_run(&so, &dir, 1);
 		fflush(stdout);
 	}
 	if (o.json) {

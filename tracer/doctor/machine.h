@@ -212,12 +212,4 @@ int ct_ldcache_lookup(const char *cache_path, const char *name, bool prefix,
 /* whether a cache entry's flags match this process's ABI */
 bool ct_ldcache_flags_match(int32_t flags);
 
-/* The probe step of doctor: run `cutrace probe` under the shim and report
- * its verdict.  Exactly one of j and text is non-NULL: with j, write ONE
- * JSON value (the caller wrote the key "probe"); with text, print a short
- * section.  Returns CT_EXIT_OK (probe healthy), CT_EXIT_PROBLEM (the probe
- * shows a failure), or -1 (skipped / not available).  cmd_doctor.c holds a
- * weak default reporting "probe skipped (not available)". */
-int ct_doctor_run_probe(struct ct_json *j, FILE *text);
-
 #endif

@@ -1,10 +1,10 @@
 /*
- * cutrace show FILE|DIR...: decode trace files.
- *
- * One iterator (show_file) opens each trace, streams its events in enter
- * order, describes each event once and works out how deep it is nested in
- * other calls of its thread; the output format is an ops struct (show.h):
- * text (show_text.c), JSON (show_json.c), Chrome trace (later).
+ * Showing traces (show.h): one iterator opens each trace, streams its
+ * events in enter order, describes each event once and works out how deep
+ * it is nested in other calls of its thread; the output format is an ops
+ * struct: text (show_text.c), JSON (show_json.c), Chrome trace
+ * (show_chrome.c).  `cutrace show` (cmd/cmd_show.c) and `cutrace probe`
+ * call ct_show_run.
  */
 #include "show.h"
 #include "tracer.h"
@@ -15,41 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: cutrace show [OPTIONS] FILE|DIR...\n"
-		"\n"
-		"Decode cutrace trace files: one block per process, then its calls in order.\n"
-		"A DIR means every *.cutrace file in it and in its subdirectories (one per\n"
-		"host of a job on a shared filesystem, say), sorted by path.  With more than\n"
-		"one trace, the text output starts with a summary of the whole job: how many\n"
-		"processes were healthy, and the failed ones grouped by verdict with their\n"
-		"hosts, ranks and pids.\n"
-		"\n"
-		"options:\n"
-		"  --format=text|json|chrome  output format (default text)\n"
-		"  --json                     the same as --format=json\n"
-		"  -o, --output=FILE          write to FILE instead of standard output\n"
-		"  --no-time                  leave out timestamps and durations (stable output)\n"
-		"  --raw                      JSON: include the recorded parameter blocks as hex\n"
-		"  --color=auto|always|never  colour the text output (auto: on a terminal, unless NO_COLOR)\n"
-		"  -h, --help                 this help\n"
-		"\n"
-		"text timeline: one line per call,\n"
-		"  +TIME ms [TID] call(arguments) = result  details  <duration>  MARKS\n"
-		"TIME counts from the process's first event; [TID] is shown for threads other\n"
-		"than the main one; calls made inside another call of the same thread (the\n"
-		"ioctls of cuInit) are indented.  MARKS: FAILED (the call failed: errno,\n"
-		"CUresult, NV status, NULL handle), NEVER RETURNED (no exit record: the call\n"
-		"hung or the process died in it), [injected: ...] (a cutrace rule produced\n"
-		"the result).  Lines starting with ** are notes from the shim.\n"
-		"\n"
-		"exit status: 0 every process shown initialized CUDA (or did not fail), 1 some\n"
-		"process failed (its verdict says why), 2 bad usage or no readable trace.\n");
-}
-
-/* ---- the shared iterator ----------------------------------------------------- */
+/* ---- the iterator --------------------------------------------------------- */
 
 #define CT_NEST_TIDS 64   /* threads whose open calls are tracked */
 #define CT_NEST_MAX  16   /* open calls tracked per thread */
@@ -250,134 +216,48 @@ int ct_show_exit_code(const struct ct_show_summary *s)
 	return CT_EXIT_OK;
 }
 
-/* ---- options ------------------------------------------------------------------ */
+/* ---- formats ---------------------------------------------------------------------- */
 
-struct format {
+static const struct {
 	const char *name;
-	const struct ct_show_ops *ops;  /* NULL: not built yet */
-};
-
-static const struct format formats[] = {
+	const struct ct_show_ops *ops;
+} formats[] = {
 	{ "text", &ct_show_text_ops },
 	{ "json", &ct_show_json_ops },
 	{ "chrome", &ct_show_chrome_ops },
 };
 
-static const struct format *find_format(const char *name)
+const struct ct_show_ops *ct_show_format(const char *name)
 {
 	for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
 		if (!strcmp(formats[i].name, name))
-			return &formats[i];
+			return formats[i].ops;
 	return NULL;
 }
 
-/* "--opt=VALUE" or "--opt VALUE": the value, advancing *i for the second form */
-static const char *opt_value(int argc, char **argv, int *i, const char *name)
-{
-	size_t n = strlen(name);
-	const char *a = argv[*i];
+/* ---- everything ---------------------------------------------------------------------- */
 
-	if (strncmp(a, name, n))
-		return NULL;
-	if (a[n] == '=')
-		return a + n + 1;
-	if (a[n])
-		return NULL;
-	if (*i + 1 >= argc) {
-		ct_err("show: %s needs a value", name);
-		return "";
-	}
-	return argv[++*i];
-}
-
-int cmd_show(int argc, char **argv)
+int ct_show_run(const struct ct_show_opts *o, char **args, int nargs)
 {
-	const struct format *fmt = find_format("text");
 	struct ct_show_ctx ctx = { 0 };
 	struct ct_show_summary sum = { 0 };
 	struct iter *it;
-	const char *out_path = NULL, *v;
-	char **args = calloc((size_t)argc + 1, sizeof *args);
-	int nargs = 0, rc = CT_EXIT_OK;
-	bool opts_done = false, out_failed = false;
+	const char *out_path = o->out_path;
+	int rc;
+	bool out_failed = false;
 
-	if (!args)
-		ct_die(CT_EXIT_USAGE, "out of memory");
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (opts_done || a[0] != '-' || !a[1]) {
-			args[nargs++] = argv[i];
-		} else if (!strcmp(a, "--")) {
-			opts_done = true;
-		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			usage(stdout);
-			free(args);
-			return CT_EXIT_OK;
-		} else if (!strcmp(a, "--json")) {
-			fmt = find_format("json");
-		} else if (!strcmp(a, "--no-time")) {
-			ctx.no_time = true;
-		} else if (!strcmp(a, "--raw")) {
-			ct_desc_json_raw = true;
-		} else if ((v = opt_value(argc, argv, &i, "--format"))) {
-			if (!*v)
-				goto bad_usage;
-			if (!(fmt = find_format(v))) {
-				ct_err("show: unknown format '%s' (text, json or chrome)", v);
-				free(args);
-				return CT_EXIT_USAGE;
-			}
-		} else if ((v = opt_value(argc, argv, &i, "--color")) ||
-			   (v = opt_value(argc, argv, &i, "--colour"))) {
-			if (!*v)
-				goto bad_usage;
-			if (!strcmp(v, "auto"))
-				ct_color_set_mode(CT_COLOR_AUTO);
-			else if (!strcmp(v, "always"))
-				ct_color_set_mode(CT_COLOR_ALWAYS);
-			else if (!strcmp(v, "never"))
-				ct_color_set_mode(CT_COLOR_NEVER);
-			else {
-				ct_err("show: --color takes auto, always or never, not '%s'", v);
-				free(args);
-				return CT_EXIT_USAGE;
-			}
-		} else if ((v = opt_value(argc, argv, &i, "--output")) ||
-			   (v = opt_value(argc, argv, &i, "-o"))) {
-			if (!*v)
-				goto bad_usage;
-			out_path = v;
-		} else if (!strncmp(a, "-o", 2) && a[2] != '-') {
-			out_path = a + 2;
-		} else {
-			ct_err("show: unknown option '%s' (try 'cutrace show --help')", a);
-			free(args);
-			return CT_EXIT_USAGE;
-		}
-	}
-	if (nargs == 0) {
-		ct_err("show: no trace file or directory given (try 'cutrace show --help')");
-		free(args);
-		return CT_EXIT_USAGE;
-	}
-	if (!fmt->ops) {
-		ct_err("show: %s export not built yet", fmt->name);
-		free(args);
-		return CT_EXIT_USAGE;
-	}
-
+	ctx.no_time = o->no_time;
 	ctx.out_path = out_path;
 	ctx.out = out_path ? fopen(out_path, "w") : stdout;
 	if (!ctx.out) {
 		ct_err("%s: %s", out_path, strerror(errno));
-		free(args);
 		return CT_EXIT_USAGE;
 	}
 	it = calloc(1, sizeof *it);
 	if (!it || !(it->diag = ct_diag_new()))
 		ct_die(CT_EXIT_USAGE, "out of memory");
 	it->c = &ctx;
-	it->ops = fmt->ops;
+	it->ops = o->ops;
 
 	/* every trace of every argument, directories searched recursively */
 	struct path_list list = { 0 };
@@ -394,7 +274,7 @@ int cmd_show(int argc, char **argv)
 
 	/* a job (several traces): the text output starts with the summary, so
 	 * diagnose everything once before showing it */
-	if (fmt->ops == &ct_show_text_ops && list.n > 1) {
+	if (o->ops == &ct_show_text_ops && list.n > 1) {
 		struct ct_verdict *pre = calloc((size_t)list.n, sizeof *pre);
 		int k = 0, bad = 0;
 		char err[600];
@@ -448,10 +328,5 @@ int cmd_show(int argc, char **argv)
 	ct_diag_free(it->diag);
 	free(ctx.verdicts);
 	free(it);
-	free(args);
 	return rc;
-
-bad_usage: /* opt_value said what was missing */
-	free(args);
-	return CT_EXIT_USAGE;
 }

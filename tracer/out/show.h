@@ -1,9 +1,9 @@
 /*
  * `cutrace show` output formats.  Every format is an ops struct driven by
- * one iterator in cmd_show.c (open each trace, stream its events, describe
+ * one iterator in show.c (open each trace, stream its events, describe
  * each one once), in the manner of uftrace's dump ops.  A new exporter
  * defines one `const struct ct_show_ops` and is listed in the formats[]
- * table of cmd_show.c (the "chrome" row is there, with no ops yet).
+ * table of show.c.
  */
 #ifndef CT_SHOW_H
 #define CT_SHOW_H
@@ -70,5 +70,18 @@ struct ct_show_summary {
  * process's CUDA start-up failed, else 0.
  */
 int ct_show_exit_code(const struct ct_show_summary *s);
+
+/* what to show, and how */
+struct ct_show_opts {
+	const struct ct_show_ops *ops;   /* ct_show_format(...) */
+	bool no_time;                    /* --no-time */
+	const char *out_path;            /* -o FILE, NULL: standard output */
+};
+/* the format called name ("text", "json", "chrome"), NULL when there is none */
+const struct ct_show_ops *ct_show_format(const char *name);
+/* show every trace of the files and directories in args (directories
+ * searched recursively; with more than one trace, the text output starts
+ * with the job summary); returns the exit code, as ct_show_exit_code */
+int ct_show_run(const struct ct_show_opts *o, char **args, int nargs);
 
 #endif

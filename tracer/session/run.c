@@ -1,7 +1,8 @@
 #define _GNU_SOURCE 1
 /*
- * cutrace run: run a program with the shim preloaded, then say per traced
- * process whether CUDA initialization worked and, if not, where and why.
+ * Running a program under the shim (run.h), for run, probe, doctor and
+ * replay: the options they share, the trace directory, the shim's path,
+ * and the child itself.
  *
  * The program is started with execvp (no shell: its arguments pass through
  * untouched), LD_PRELOAD gets libcutrace.so in front of whatever was there,
@@ -27,27 +28,6 @@
 #include <unistd.h>
 
 #include "inject_rules.h"
-
-static void run_usage(FILE *f)
-{
-	fprintf(f,
-		"usage: cutrace run [-o DIR] [--inject RULE]... [--scenario NAME] [-q] [--size SIZE]\n"
-		"                   [--timeout DURATION] [--color=auto|always|never] -- CMD [ARGS...]\n\n"
-		"Runs CMD with libcutrace.so preloaded, writes one trace per process into DIR\n"
-		"(default: a new directory under $CUTRACE_DIR or /tmp/cutrace-UID) and prints a\n"
-		"verdict per traced process on stderr.  Exits with CMD's status (128+N if signal N\n"
-		"killed it), 2 on usage errors.\n\n"
-		"  -o, --output DIR     trace directory (created with its parents if missing; must be yours)\n"
-		"  --inject RULE        inject a fault (repeatable); see 'cutrace run --help-inject'\n"
-		"  --scenario NAME      inject the rules of a named scenario (see 'cutrace scenarios')\n"
-		"  -q, --quiet          print only the verdicts of processes that failed\n"
-		"  --size SIZE          trace file size per process (default 16M)\n"
-		"  --timeout DURATION   SIGKILL CMD and every process it started after DURATION\n"
-		"                       (e.g. 20s, 2m): a hang becomes a verdict; exit status 137\n"
-		"  --lib PATH           libcutrace.so to preload (default: found next to cutrace)\n\n"
-		"Rules in CUTRACE_INJECT (from the environment) are checked like --inject and kept:\n"
-		"the program gets those first, then the --inject and --scenario rules.\n");
-}
 
 int ct_find_shim(char *out, size_t len)
 {
@@ -584,31 +564,4 @@ int ct_run_setup(struct ct_run_opts *o)
 		return -1;
 	}
 	return 0;
-}
-
-int cmd_run(int argc, char **argv)
-{
-	struct ct_run_opts o;
-	int ci, status = 0, r;
-
-	r = ct_run_parse_cmd("run", argc, argv, &o, &ci, true);
-	if (r == 1) {
-		run_usage(stdout);
-		return CT_EXIT_OK;
-	}
-	if (r == 3) {
-		printf("%s\n", ct_rules_grammar);
-		return CT_EXIT_OK;
-	}
-	if (r < 0)
-		return CT_EXIT_USAGE;
-	if (ct_run_setup(&o) < 0)
-		return CT_EXIT_USAGE;
-	r = ct_spawn_traced(&o, argv + ci, &status);
-	if (r < 0)
-		return CT_EXIT_USAGE;
-	if (r > 0)
-		return status;
-	ct_run_report(&o, stderr);
-	return status;
 }

@@ -53,4 +53,23 @@ int ct_run_report(const struct ct_run_opts *o, FILE *out);
 /* --scenario NAME: append the scenario's rules to o->inject; -1 unknown */
 int ct_scenario_rules(const char *name, struct ct_run_opts *o);
 
+struct ct_verdict;
+/* Rules (and environment, and the scenario when the recording named one)
+ * that recreate v's root failure, recorded in the trace at path.  Returns
+ * 0, or -1 with why when it cannot be recreated from user space. */
+int ct_replay_rules(const char *path, const struct ct_verdict *v, char *rules, size_t len,
+		    char *env, size_t envlen, const char **scenario, char *why, size_t whylen);
+
+/* the bare driver probe (cutrace-probe) next to this executable, or in
+ * ../libexec/cutrace: 0 with its path in probe, -1 */
+int ct_find_probe(char *probe, size_t len);
+
+struct ct_json;
+/* The probe step of doctor: run the probe under the shim and report its
+ * verdict.  Exactly one of j and text is non-NULL: with j, write ONE JSON
+ * value (the caller wrote the key "probe"); with text, print a short
+ * section.  Returns CT_EXIT_OK (probe healthy), CT_EXIT_PROBLEM (the probe
+ * shows a failure), or -1 (skipped / not available). */
+int ct_doctor_run_probe(struct ct_json *j, FILE *text);
+
 #endif

@@ -1,0 +1,93 @@
+/*
+ * The bare driver probe (tracer/probe/probe.c: dlopen libcuda.so.1, cuInit,
+ * device enumeration) under the shim: where it is installed, and doctor's
+ * last step, which runs it and reports its verdict.
+ */
+#include "tracer.h"
+#include "run.h"
+#include "diag.h"
+#include "json.h"
+
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+int ct_find_probe(char *probe, size_t len)
+{
+	char self[PATH_MAX];
+
+	if (ct_self_dir(self, sizeof self) < 0)
+		return -1;
+	snprintf(probe, len, "%s/cutrace-probe", self);
+	if (access(probe, X_OK) == 0)
+		return 0;
+	snprintf(probe, len, "%s/../libexec/cutrace/cutrace-probe", self);
+	return access(probe, X_OK) == 0 ? 0 : -1;
+}
+
+/* doctor's last step: the probe under the shim, and its verdict */
+int ct_doctor_run_probe(struct ct_json *j, FILE *text)
+{
+	struct ct_run_opts o;
+	char probe[PATH_MAX], err[512], **paths = NULL;
+	char *pargv[] = { probe, NULL };
+	char *av[] = { "probe", NULL };
+	struct ct_verdict v;
+	int ci, status = 0, n, rc = -1;
+	bool have = false;
+
+	memset(&v, 0, sizeof v);
+	if (ct_find_probe(probe, sizeof probe) < 0 || ct_run_parse(1, av, &o, &ci, false) < 0 ||
+	    ct_run_setup(&o) < 0) {
+		if (j) {
+			ct_json_obj_begin(j);
+			ct_json_kstr(j, "status", "skipped");
+			ct_json_kstr(j, "reason", "cutrace-probe or libcutrace.so not found");
+			ct_json_obj_end(j);
+		} else {
+			fprintf(text, "  probe skipped: cutrace-probe or libcutrace.so not found\n");
+		}
+		return -1;
+	}
+	o.mute_child = true;
+	if (ct_spawn_traced(&o, pargv, &status) >= 0) {
+		n = ct_list_traces(o.dir, &paths, err, sizeof err);
+		for (int i = 0; i < n; i++) {
+			struct ct_verdict x;
+			if (ct_diagnose_file(paths[i], &x, err, sizeof err) < 0)
+				continue;
+			if (!have || (!x.ok && v.ok)) {
+				v = x;
+				have = true;
+			}
+		}
+		if (n > 0)
+			ct_free_paths(paths, n);
+	}
+	if (have)
+		rc = v.ok ? 0 : 1;
+	if (j) {
+		ct_json_obj_begin(j);
+		ct_json_kstr(j, "status", have ? (v.ok ? "ok" : "failed") : "no trace");
+		ct_json_kstr(j, "trace_dir", o.dir);
+		ct_json_kint(j, "exit_status", status);
+		if (have) {
+			ct_json_key(j, "verdict");
+			ct_verdict_json(j, &v);
+		}
+		ct_json_obj_end(j);
+	} else if (have) {
+		fputs("  ", text);
+		ct_verdict_line(text, &v);
+		fputc('\n', text);
+		if (!v.ok)
+			ct_verdict_text(text, &v);
+		fprintf(text, "  trace: cutrace show %s\n", o.dir);
+	} else {
+		fprintf(text, "  the probe left no trace (%s): libcutrace.so could not trace it\n", o.dir);
+	}
+	return rc;
+}

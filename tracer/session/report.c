@@ -1,0 +1,65 @@
+/* After a run: the verdict of every traced process (run.h, ct_run_report). */
+#include "tracer.h"
+#include "run.h"
+#include "diag.h"
+
+#include <stdlib.h>
+
+int ct_run_report(const struct ct_run_opts *o, FILE *out)
+{
+	char **paths = NULL, err[512];
+	int n, failed = 0, bad = 0;
+	struct ct_verdict *v;
+
+	n = ct_list_traces(o->dir, &paths, err, sizeof err);
+	if (n <= 0) {
+		if (!o->quiet)
+			fprintf(out, "cutrace: no traced process touched CUDA (no trace files in %s)\n", o->dir);
+		if (n == 0)
+			ct_free_paths(paths, n);
+		return 0;
+	}
+	v = calloc((size_t)n, sizeof *v);
+	if (!v) {
+		ct_free_paths(paths, n);
+		return 0;
+	}
+	for (int i = 0; i < n; i++) {
+		if (ct_diagnose_file(paths[i], &v[i], err, sizeof err) < 0) {
+			fprintf(out, "cutrace: %s: %s\n", paths[i], err);
+			v[i].ok = true; /* not counted as a failed process */
+			v[i].pid = 0;
+			bad++;
+			continue;
+		}
+		if (!v[i].ok)
+			failed++;
+		if (o->quiet && v[i].ok)
+			continue;
+		fputs("cutrace: ", out);
+		ct_verdict_line(out, &v[i]);
+		fputc('\n', out);
+		if (!v[i].ok) {
+			ct_verdict_text(out, &v[i]);
+			/* -q: the verdict, without the timeline */
+			if (!o->quiet && v[i].step.set) {
+				fprintf(out, "  timeline around the failing step (%s):\n", paths[i]);
+				ct_print_step_context(out, paths[i], &v[i], 4);
+			}
+		}
+	}
+	if (n - bad > 1 && !o->quiet) {
+		/* compact the good entries so the summary only sees real verdicts */
+		int k = 0;
+		for (int i = 0; i < n; i++)
+			if (v[i].pid)
+				v[k++] = v[i];
+		fputs("cutrace: ", out);
+		ct_summary_text(out, v, k, bad);
+	}
+	if (!o->quiet)
+		fprintf(out, "cutrace: traces in %s (cutrace show %s)\n", o->dir, o->dir);
+	free(v);
+	ct_free_paths(paths, n);
+	return failed;
+}
