@@ -5,6 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
+/* one short string per major of every trace: the cheaper snprintf (fmt.c) */
+#define snprintf ct_snprintf
+
 /* printable copy of a context string (at most dlen - 1 bytes) */
 static void copy_str(char *dst, unsigned dlen, const unsigned char *src, uint32_t n)
 {
