@@ -4,7 +4,7 @@
 # Sets:
 #   CUTRACE_GEN_DIR       include directory of the generated headers
 #                         (cutrace_gen/xlat_data.h, cutrace_gen/shim_tables.h)
-#   CUTRACE_XLAT_SOURCES  generated .c files compiled into cutrace_core
+#   CUTRACE_XLAT_SOURCES  generated .c files (compiled into the decode room)
 #   CUTRACE_XLAT_DEPENDS  custom target that produces all of them
 #
 # Safe to include from several directories (e.g. the top level, so that
@@ -39,13 +39,6 @@ if(NOT _ct_xlat_defined)
   add_custom_target(cutrace_xlat_gen DEPENDS ${_ct_xlat_outputs})
 else()
   set_source_files_properties(${_ct_xlat_outputs} PROPERTIES GENERATED TRUE)
-endif()
-
-# shim/ is configured before tracer/; if it already exists without the
-# generated include directory, give it the directory and the build order.
-if(TARGET cutrace_shim)
-  target_include_directories(cutrace_shim PRIVATE ${CUTRACE_GEN_DIR})
-  add_dependencies(cutrace_shim cutrace_xlat_gen)
 endif()
 
 if(NOT CMAKE_CURRENT_SOURCE_DIR STREQUAL CMAKE_SOURCE_DIR)

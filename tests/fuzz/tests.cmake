@@ -37,11 +37,13 @@ if(CMAKE_C_COMPILER_ID MATCHES "Clang")
   endif()
 endif()
 if(CUTRACE_HAVE_LIBFUZZER)
-  # A copy of cutrace_core with coverage instrumentation and ASan+UBSan,
-  # whatever CUTRACE_SANITIZE says (the fuzzer needs both).
-  get_target_property(_fz_src cutrace_core SOURCES)
-  get_target_property(_fz_inc cutrace_core INCLUDE_DIRECTORIES)
-  get_target_property(_fz_def cutrace_core COMPILE_DEFINITIONS)
+  # A copy of the tracer's rooms (cutrace_core: tracer/CMakeLists.txt lists
+  # their sources and directories) in one library, with coverage
+  # instrumentation and ASan+UBSan, whatever CUTRACE_SANITIZE says (the
+  # fuzzer needs both).
+  get_property(_fz_src GLOBAL PROPERTY CUTRACE_CORE_SOURCES)
+  get_property(_fz_inc GLOBAL PROPERTY CUTRACE_CORE_INCLUDES)
+  set(_fz_def CUTRACE_VERSION="${PROJECT_VERSION}")
   set(_fz_san -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
   add_library(cutrace_core_fuzz STATIC ${_fz_src})
   target_include_directories(cutrace_core_fuzz PUBLIC ${_fz_inc})
@@ -50,7 +52,7 @@ if(CUTRACE_HAVE_LIBFUZZER)
   # (imported targets are per directory: find libelf here too)
   pkg_check_modules(CUTRACE_FZ_LIBELF REQUIRED IMPORTED_TARGET libelf)
   target_link_libraries(cutrace_core_fuzz PUBLIC PkgConfig::CUTRACE_FZ_LIBELF m)
-  add_dependencies(cutrace_core_fuzz cutrace_core)
+  add_dependencies(cutrace_core_fuzz ${CUTRACE_XLAT_DEPENDS})
   add_executable(cutrace_fuzz_trace ${_fz}/fuzz_trace.c)
   set_target_properties(cutrace_fuzz_trace PROPERTIES OUTPUT_NAME fuzz_trace)
   target_compile_options(cutrace_fuzz_trace PRIVATE -fsanitize=fuzzer ${_fz_san})
