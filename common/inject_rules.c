@@ -4,6 +4,7 @@
  * functions, every error names the offending part.
  */
 #include "inject_rules.h"
+#include "parse.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -103,48 +104,6 @@ static bool parse_i64(const char *s, int64_t *out)
 	return true;
 }
 
-/* "30s" "250ms" "1.5s" "100us" "2m" "1h"; a bare number is seconds */
-static bool parse_duration(const char *s, uint64_t *ns)
-{
-	uint64_t whole = 0, frac = 0, fscale = 1, mul;
-	const char *p = s;
-
-	if (*p < '0' || *p > '9')
-		return false;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		if (whole > 1000000000ull)
-			return false;
-		whole = whole * 10 + (uint64_t)(*p - '0');
-	}
-	if (*p == '.') {
-		if (p[1] < '0' || p[1] > '9')
-			return false; /* "1.s", "1." */
-		for (p++; *p >= '0' && *p <= '9'; p++)
-			if (fscale < 1000000000ull) {
-				frac = frac * 10 + (uint64_t)(*p - '0');
-				fscale *= 10;
-			}
-	}
-	if (!*p || !strcmp(p, "s"))
-		mul = 1000000000ull;
-	else if (!strcmp(p, "ms"))
-		mul = 1000000ull;
-	else if (!strcmp(p, "us"))
-		mul = 1000ull;
-	else if (!strcmp(p, "ns"))
-		mul = 1;
-	else if (!strcmp(p, "m"))
-		mul = 60000000000ull;
-	else if (!strcmp(p, "h"))
-		mul = 3600000000000ull;
-	else
-		return false;
-	if (whole > UINT64_MAX / mul / 2)
-		return false;
-	*ns = whole * mul + frac * mul / fscale;
-	return true;
-}
-
 /* a plain decimal number (when=, rank=): no sign, no hex, no leading junk */
 static bool parse_dec(const char *s, int64_t *out)
 {
@@ -159,11 +118,6 @@ static bool parse_dec(const char *s, int64_t *out)
 	}
 	*out = v;
 	return true;
-}
-
-int ct_rule_duration(const char *s, uint64_t *ns)
-{
-	return parse_duration(s, ns) ? 0 : -1;
 }
 
 static bool parse_when(const char *s, uint64_t *lo, uint64_t *hi)
@@ -416,7 +370,7 @@ static int parse_one(char *text, struct ct_rule *r, char *err, size_t errlen)
 			if (!parse_when(v, &r->when_lo, &r->when_hi))
 				FAIL("when=%s is not N, N..M or N+ (counted from 1)", v);
 		} else if (!strcmp(k, "delay")) {
-			if (!parse_duration(v, &r->delay_ns))
+			if (ct_parse_duration(v, &r->delay_ns) < 0)
 				FAIL("delay=%s is not a duration such as 30s, 250ms or 1.5s", v);
 			if (!have_action)
 				r->action = CT_INJ_DELAY;

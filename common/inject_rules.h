@@ -69,8 +69,6 @@ int ct_glob_match(const char *pattern, const char *text);
 
 /* name tables (generated) used by the parser, exposed for the CLI */
 int ct_rule_errno(const char *s, int64_t *out);
-/* a DURATION of delay= ("30s", "250ms", "1.5s", "2m", "1h"; bare: seconds):
- * 0 and *ns, or -1 */
-int ct_rule_duration(const char *s, uint64_t *ns);
+/* a DURATION of delay=: ct_parse_duration (parse.h) */
 
 #endif

@@ -12,6 +12,7 @@
  */
 #include "shim.h"
 #include "clock.h"
+#include "parse.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -42,9 +43,10 @@ CT_TLS int ct_busy;
 CT_TLS pid_t ct_tls_tid;
 CT_TLS struct ct_chunk ct_tls_run; /* this thread's run of slots (ring.h) */
 
-#define CT_DEFAULT_SIZE (16u << 20)
-#define CT_MIN_SIZE     (256u << 10)
-#define CT_MAX_SIZE     (1u << 30)
+/* trace file sizes: common/parse.h (the CLI's --size checks the same) */
+#define CT_DEFAULT_SIZE CT_SIZE_DEFAULT
+#define CT_MIN_SIZE     CT_SIZE_MIN
+#define CT_MAX_SIZE     CT_SIZE_MAX
 #define CT_CTX_CAP      (28u << 10)
 
 int ct_trace_state; /* TS_* (shim.h) */
@@ -136,20 +138,12 @@ static bool parse_dec(const char **p, unsigned *out)
 	return true;
 }
 
+/* CUTRACE_SIZE: the size parser of the CLI's --size (common/parse.c) */
 static uint64_t parse_size(const char *s, uint64_t dflt)
 {
-	unsigned n;
 	uint64_t v;
 
-	if (!s || !parse_dec(&s, &n))
-		return dflt;
-	v = n;
-	switch (*s) {
-	case 'k': case 'K': v <<= 10; s++; break;
-	case 'm': case 'M': v <<= 20; s++; break;
-	case 'g': case 'G': v <<= 30; s++; break;
-	}
-	if (*s)
+	if (!s || ct_parse_size(s, &v) < 0)
 		return dflt;
 	if (v < CT_MIN_SIZE)
 		v = CT_MIN_SIZE;

@@ -408,13 +408,39 @@ def t_inject_inherited_env():
 
 @test
 def t_inject_rules_parser_no_malloc():
-    """inject_rules.c runs in the shim's constructor too: no allocation, no stdio streams."""
-    src = os.path.join(HERE, "..", "..", "shim", "inject_rules.c")
-    with open(src) as f:
-        text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
-    bad = re.findall(r"\b(malloc|calloc|realloc|strdup|strndup|asprintf|vasprintf|fopen|printf|fprintf|"
-                     r"getenv|setlocale)\s*\(", text)
-    need(not bad, "inject_rules.c calls %s" % sorted(set(bad)))
+    """The common room (rule grammar, parsers, ring) runs in the shim's constructor
+    too: no allocation, no stdio streams."""
+    common = os.path.join(HERE, "..", "..", "common")
+    for name in ("inject_rules.c", "parse.c", "ring.c"):
+        with open(os.path.join(common, name)) as f:
+            text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
+        bad = re.findall(r"\b(malloc|calloc|realloc|strdup|strndup|asprintf|vasprintf|fopen|printf|fprintf|"
+                         r"getenv|setlocale)\s*\(", text)
+        need(not bad, "common/%s calls %s" % (name, sorted(set(bad))))
+
+
+@test
+def t_size_one_parser():
+    """--size and CUTRACE_SIZE are read by one parser (common/parse.c): what the CLI
+    accepts is the size the shim writes, and a size the shim cannot honour is refused."""
+    def one_size(d):
+        files = [os.path.join(r, f) for r, _, fs in os.walk(d) for f in fs if f.endswith(".cutrace")]
+        need(len(files) == 1, "one trace in %s" % d, files)
+        return os.path.getsize(files[0])
+    for arg, size in (("4MiB", 4 << 20), ("4M", 4 << 20), ("2mb", 2 << 20), ("1048576", 1 << 20), ("1G", 1 << 30)):
+        r = cutrace_run([PROBE], rig_env(), extra=["--size", arg])
+        need(r.rc == 0, "--size %s: the probe runs" % arg, r.err)
+        need(one_size(r.dir) == size, "--size %s writes %d bytes, not %d" % (arg, size, one_size(r.dir)))
+        cleanup(r)
+    r = preload_run([PROBE], rig_env(CUTRACE_SIZE="4MiB"))
+    need(one_size(r.dir) == 4 << 20, "CUTRACE_SIZE=4MiB: 4 MiB, not %d" % one_size(r.dir))
+    cleanup(r)
+    for arg, frag in (("2G", "more than 1024M"), ("1025M", "more than 1024M"), ("255K", "at least 256K"),
+                      ("4Mi", "at least 256K"), ("4096B", "at least 256K")):
+        p = cutrace(["run", "--size", arg, "--", "true"])
+        lines = err_lines(p)
+        need(p.returncode == 2 and len(lines) == 1 and ("--size '%s'" % arg) in lines[0] and frag in lines[0],
+             "--size %s is refused with one line saying %r" % (arg, frag), p.returncode, p.stderr)
 
 
 @test

@@ -31,9 +31,6 @@ enum ct_color { CT_C_RESET, CT_C_BOLD, CT_C_RED, CT_C_GREEN, CT_C_YELLOW, CT_C_D
 /* the escape sequence for c, or "" when colour is off for f */
 const char *ct_c(FILE *f, enum ct_color c);
 
-/* parse "16M", "512K", "1G", "4096" into bytes; -1 on error */
-int64_t ct_parse_size(const char *s);
-
 /* the directory holding this executable (for finding libcutrace.so) */
 int ct_self_dir(char *buf, size_t len);
 

@@ -74,36 +74,6 @@ const char *ct_c(FILE *f, enum ct_color c)
 	return ct_color_on(f) ? seq[c] : "";
 }
 
-int64_t ct_parse_size(const char *s)
-{
-	char *end;
-	unsigned long long v;
-	int64_t mul = 1;
-
-	if (!s || !*s || *s == '-')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -1;
-	switch (*end) {
-	case 0: break;
-	case 'k': case 'K': mul = 1024; end++; break;
-	case 'm': case 'M': mul = 1024 * 1024; end++; break;
-	case 'g': case 'G': mul = 1024LL * 1024 * 1024; end++; break;
-	default: return -1;
-	}
-	if (*end == 'i' || *end == 'B' || *end == 'b')
-		end++;
-	if (*end == 'B')
-		end++;
-	if (*end)
-		return -1;
-	if (v > (unsigned long long)(INT64_MAX / mul))
-		return -1;
-	return (int64_t)v * mul;
-}
-
 int ct_self_dir(char *buf, size_t len)
 {
 	ssize_t n = readlink("/proc/self/exe", buf, len - 1);

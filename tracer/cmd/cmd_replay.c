@@ -17,6 +17,7 @@
 #include "run.h"
 #include "scenarios.h"
 #include "inject_rules.h"
+#include "parse.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -175,7 +176,7 @@ int cmd_replay(int argc, char **argv)
 	}
 	if (rec.hung && !o.timeout_ns) {
 		/* the replayed call never returns either: it must be ended */
-		ct_rule_duration(REPLAY_HANG_TIMEOUT, &o.timeout_ns);
+		ct_parse_duration(REPLAY_HANG_TIMEOUT, &o.timeout_ns);
 		o.timeout_arg = REPLAY_HANG_TIMEOUT;
 	}
 	printf("recorded: ");

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "inject_rules.h"
+#include "parse.h"
 
 int ct_find_shim(char *out, size_t len)
 {
@@ -473,11 +474,17 @@ int ct_run_parse_cmd(const char *cmd, int argc, char **argv, struct ct_run_opts 
 			} else if (!strncmp(a, "--scenario", 10)) {
 				o->scenario = val;
 			} else if (!strncmp(a, "--size", 6)) {
-				if (ct_parse_size(val) < 256 * 1024)
+				/* the shim reads CUTRACE_SIZE with the same parser (common/parse.c) */
+				uint64_t bytes;
+				int sc = ct_size_check(val, &bytes);
+				if (sc == -3)
+					USAGE_ERR("--size '%s' is more than %lluM, the largest trace file", val,
+						  CT_SIZE_MAX >> 20);
+				if (sc < 0)
 					USAGE_ERR("--size '%s' is not a size of at least 256K (e.g. 16M)", val);
 				o->size = val;
 			} else if (!strncmp(a, "--timeout", 9)) {
-				if (ct_rule_duration(val, &o->timeout_ns) < 0 || o->timeout_ns == 0)
+				if (ct_parse_duration(val, &o->timeout_ns) < 0 || o->timeout_ns == 0)
 					USAGE_ERR("--timeout '%s' is not a duration such as 20s, 500ms or 2m", val);
 				o->timeout_arg = val;
 			} else {
