@@ -8,9 +8,11 @@ Inputs:
   <errno.h>             E* macros, read through the C preprocessor (cc -dM -E)
 
 Outputs (under --out-dir):
-  xlat_tables.c              data for tracer/decode/xlat.c (compiled into cutrace_core)
+  xlat_tables.c              data for tracer/decode/xlat.c (compiled into the decode room)
   cutrace_gen/xlat_data.h    declarations of that data
   cutrace_gen/shim_tables.h  static const data for the shim (only <stdint.h>)
+  cutrace_gen/codes.h        the result codes as named constants (CT_ + the
+                             header's name), for code that tests a code
 
 Every table is validated here (duplicates, overlapping version ranges, sane
 sentinel values) so that a bad edit fails the build with file:line.
@@ -546,6 +548,21 @@ def gen_shim_h(t):
     return "\n".join(L)
 
 
+def gen_codes_h(t):
+    """enum constants CT_<name> = value for CUresult, cudaError_t, nvmlReturn_t:
+    the diagnosis names the codes it tests instead of writing numbers."""
+    L = [HEADER % "cuda.h, driver_types.h and common/xlat/nvml_return.in",
+         "#ifndef CUTRACE_GEN_CODES_H", "#define CUTRACE_GEN_CODES_H", ""]
+    for what, key, enum in (("CUresult (cuda.h)", "cu", "ct_cu_result_code"),
+                            ("cudaError_t (driver_types.h)", "cudart", "ct_cudart_code"),
+                            ("nvmlReturn_t (common/xlat/nvml_return.in)", "nvml", "ct_nvml_code")):
+        L += ["/* %s */" % what, "enum %s {" % enum]
+        L += ["\tCT_%s = %d," % (n, v) for v, n in sorted(t[key])]
+        L += ["};", ""]
+    L += ["#endif", ""]
+    return "\n".join(L)
+
+
 def build(args):
     d = args.in_dir
     t = {}
@@ -592,6 +609,7 @@ def build(args):
     write(os.path.join(out, "xlat_tables.c"), gen_tables_c(t))
     write(os.path.join(out, "cutrace_gen", "xlat_data.h"), DATA_H)
     write(os.path.join(out, "cutrace_gen", "shim_tables.h"), gen_shim_h(t))
+    write(os.path.join(out, "cutrace_gen", "codes.h"), gen_codes_h(t))
 
 
 def main():

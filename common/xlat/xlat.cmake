@@ -3,7 +3,8 @@
 #
 # Sets:
 #   CUTRACE_GEN_DIR       include directory of the generated headers
-#                         (cutrace_gen/xlat_data.h, cutrace_gen/shim_tables.h)
+#                         (cutrace_gen/xlat_data.h, cutrace_gen/shim_tables.h,
+#                         cutrace_gen/codes.h)
 #   CUTRACE_XLAT_SOURCES  generated .c files (compiled into the decode room)
 #   CUTRACE_XLAT_DEPENDS  custom target that produces all of them
 #
@@ -17,7 +18,8 @@ set(CUTRACE_XLAT_SOURCES ${CUTRACE_GEN_DIR}/xlat_tables.c)
 set(CUTRACE_XLAT_DEPENDS cutrace_xlat_gen)
 set(_ct_xlat_outputs ${CUTRACE_XLAT_SOURCES}
   ${CUTRACE_GEN_DIR}/cutrace_gen/xlat_data.h
-  ${CUTRACE_GEN_DIR}/cutrace_gen/shim_tables.h)
+  ${CUTRACE_GEN_DIR}/cutrace_gen/shim_tables.h
+  ${CUTRACE_GEN_DIR}/cutrace_gen/codes.h)
 
 get_property(_ct_xlat_defined GLOBAL PROPERTY CUTRACE_XLAT_DEFINED)
 if(NOT _ct_xlat_defined)
