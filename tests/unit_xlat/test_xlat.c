@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "xlat.h"
+#include "cutrace_gen/codes.h"
 #include "cutrace_gen/shim_tables.h"
 
 #define V580 CT_DRV(580, 159, 4)
@@ -611,6 +612,37 @@ START_TEST(version_parse)
 }
 END_TEST
 
+/* cutrace_gen/codes.h: the constants the diagnosis tests codes with are the
+ * headers' values, and their names are the names the tables print */
+START_TEST(named_codes)
+{
+	static const struct { int value; const char *name; } cu[] = {
+		{ CT_CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED" },
+		{ CT_CUDA_ERROR_STUB_LIBRARY, "CUDA_ERROR_STUB_LIBRARY" },
+		{ CT_CUDA_ERROR_DEVICE_UNAVAILABLE, "CUDA_ERROR_DEVICE_UNAVAILABLE" },
+		{ CT_CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE" },
+		{ CT_CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE" },
+		{ CT_CUDA_ERROR_SYSTEM_NOT_READY, "CUDA_ERROR_SYSTEM_NOT_READY" },
+		{ CT_CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH" },
+		{ CT_CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE, "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE" },
+		{ CT_CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN" },
+	};
+	int v;
+
+	for (size_t i = 0; i < sizeof cu / sizeof cu[0]; i++) {
+		ck_assert_str_eq(ct_cu_result_name(cu[i].value), cu[i].name);
+		ck_assert_int_eq(ct_cu_result_from_name(cu[i].name, &v), 0);
+		ck_assert_int_eq(v, cu[i].value);
+	}
+	/* the values cuda.h gives them (CUDA 13.0; none has ever changed) */
+	ck_assert_int_eq(CT_CUDA_ERROR_NO_DEVICE, 100);
+	ck_assert_int_eq(CT_CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, 803);
+	ck_assert_str_eq(ct_cudart_error_name(CT_cudaErrorInsufficientDriver), "cudaErrorInsufficientDriver");
+	ck_assert_int_eq(CT_cudaErrorInsufficientDriver, 35);
+	ck_assert_str_eq(ct_nvml_return_name(CT_NVML_ERROR_LIB_RM_VERSION_MISMATCH), "NVML_ERROR_LIB_RM_VERSION_MISMATCH");
+}
+END_TEST
+
 /* the other shapes of base/version.c, read with the same digit reader */
 START_TEST(version_shapes)
 {
@@ -758,6 +790,7 @@ static Suite *xlat_suite(void)
 	tcase_add_test(tc, ioctl_names);
 	tcase_add_test(tc, version_parse);
 	tcase_add_test(tc, version_shapes);
+	tcase_add_test(tc, named_codes);
 	tcase_add_test(tc, shim_tables_sorted);
 	tcase_add_test(tc, shim_tables_agree);
 	suite_add_tcase(s, tc);

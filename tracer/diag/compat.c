@@ -7,6 +7,7 @@
  * user-mode libcuda on an older kernel module, datacenter GPUs only).
  */
 #include "compat.h"
+#include "cutrace_gen/codes.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,7 +178,7 @@ enum ct_compat_class ct_compat_classify(int drv, int rt, bool compat, struct ct_
 		    "CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222).",
 		    NULL);
 	} else {
-		set(o, CT_COMPAT_MISMATCH, false, 35,
+		set(o, CT_COMPAT_MISMATCH, false, CT_cudaErrorInsufficientDriver,
 		    "A runtime newer than the driver's CUDA version, across a major version "
 		    "(or before CUDA 11), needs a newer driver or cuda-compat: otherwise "
 		    "cudaErrorInsufficientDriver (35).",

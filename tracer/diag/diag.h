@@ -6,6 +6,11 @@
  * last failing call), one sentence with the values, and the fix.  It is
  * computed in one streaming pass with bounded state: ct_diag_event() is fed
  * every event in order by whoever iterates the trace (show, run, probe).
+ *
+ * facts.c collects the facts, rules.c turns them into the verdict (ordered
+ * rules, tables of codes and fixes), verdict.c prints one, job.c groups
+ * many, context.c prints the timeline around a root step; compat.c is the
+ * driver/runtime version contract.
  */
 #ifndef CT_DIAG_H
 #define CT_DIAG_H

@@ -15,6 +15,7 @@
 #include "scenarios.h"
 #include "version.h"
 #include "xlat.h"
+#include "cutrace_gen/codes.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -241,13 +242,13 @@ int ct_replay_rules(const char *path, const struct ct_verdict *v, char *rules, s
 		}
 	} else if (v->layer == CT_LAYER_RUNTIME && v->contract.driver_version) {
 		snprintf(rules, len, "cuDriverGetVersion:value=%d", v->contract.driver_version);
-	} else if (v->layer == CT_LAYER_DRIVER_API && v->final_code == 100 && strstr(v->summary, "CUDA_VISIBLE_DEVICES='")) {
+	} else if (v->layer == CT_LAYER_DRIVER_API && v->final_code == CT_CUDA_ERROR_NO_DEVICE && strstr(v->summary, "CUDA_VISIBLE_DEVICES='")) {
 		const char *q = strstr(v->summary, "CUDA_VISIBLE_DEVICES='") + 22, *e = strchr(q, '\'');
 		snprintf(env, envlen, "CUDA_VISIBLE_DEVICES=%.*s", e ? (int)(e - q) : 0, q);
 	} else if (ct_call_family(f->call) == CT_FAM_DRIVER || ct_call_family(f->call) == CT_FAM_RUNTIME ||
 		   ct_call_family(f->call) == CT_FAM_NVML) {
 		if (v->layer == CT_LAYER_KERNEL_HANDSHAKE && v->contract.kernel_version[0] && f->call == CT_CALL_cuInit &&
-		    v->final_code != 803)
+		    v->final_code != CT_CUDA_ERROR_SYSTEM_DRIVER_MISMATCH)
 			snprintf(rules, len, "ioctl:cmd=0x101:version=%s", v->contract.kernel_version);
 		else
 			snprintf(rules, len, "%s:retval=%d", rule_call(f->call), (int)f->ret);

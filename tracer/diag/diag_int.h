@@ -1,0 +1,112 @@
+/*
+ * Internal to the diag room: the facts one pass over a process's events
+ * collects (facts.c) and the verdict's rules read (rules.c).
+ */
+#ifndef CT_DIAG_INT_H
+#define CT_DIAG_INT_H
+
+#include <stdarg.h>
+#include <string.h>
+
+#include "diag.h"
+#include "fmt.h"
+#include "tracer.h"
+
+/* one observation: the step it was made at, and its values */
+struct fact {
+	struct ct_diag_step s;
+	int code;                /* errno, status, return code */
+	unsigned node_kind;
+	char what[200];          /* short description for the summary */
+	char path[128];
+};
+
+struct ct_diag {
+	struct ct_trace *t;
+	uint32_t drv;
+	uint64_t t0;
+	bool have_t0;
+
+	/* loader */
+	bool cuda_loaded;
+	char cuda_path[256];
+	uint64_t cuda_size;
+	char cuda_ver[32];
+	bool cuda_stub, cuda_compat;
+	struct fact cuda_load;       /* the successful load */
+	struct fact cuda_load_fail;  /* the first failed load */
+	char cuda_dlerror[300];
+	bool cudart_loaded;
+	char cudart_path[256];
+	int cudart_ver;
+	bool nvml_loaded;
+	struct fact nvml_load_fail;  /* the first failed load of NVML */
+	char nvml_dlerror[300];
+	bool deepbind;
+	char deepbind_lib[128];
+
+	/* kernel boundary */
+	struct fact open_fail;       /* first failed open of a driver node (not caps) */
+	struct fact caps_fail;       /* first failed open of an nvidia-caps node */
+	bool hs_seen;
+	char hs_kernel[64];
+	struct fact hs_event;        /* the first answered handshake */
+	struct fact hs_mismatch;
+	struct fact rm_fail;
+	struct fact uvm_fail;
+	int cards;                   /* GPUs CARD_INFO listed, -1 never answered */
+	struct fact card_empty;
+
+	/* driver API */
+	bool cuinit_seen;
+	struct fact cuinit;          /* the first cuInit */
+	char cvd[160];
+	bool cvd_set;
+	int drv_version;
+	struct fact drvver;          /* the cuDriverGetVersion that reported it */
+	bool devcount_seen;
+	int dev_count;
+	struct fact devcount_fail;
+	struct fact devget_fail;
+	struct fact ctx_fail;
+	int gpa_max_ver;
+
+	/* runtime, NVML */
+	int rt_version, rt_drv_version;
+	struct fact rt_fail;
+	struct fact nvml_fail;
+
+	/* calls that never returned */
+	struct fact unfinished;      /* first driver/runtime/NVML call without exit */
+	int unfinished_fam;
+	struct fact unfinished_io;   /* last NVIDIA open/ioctl without exit */
+	struct fact unfinished_ld;   /* last dlopen/dlmopen/dlsym/dlvsym without exit */
+	struct fact first_injected;
+	uint64_t last_t;
+	uint64_t events;
+
+	/* scratch: an ioctl describe did not decode (ct_nv_decode clears it);
+	 * last, so that ct_diag_begin clears only what comes before it */
+	struct ct_nv_ioctl nv;
+};
+
+/* append to a fixed buffer, cut at its end */
+static inline void ct_diag_add(char *buf, size_t len, const char *fmt, ...) CT_PRINTF(3, 4);
+static inline void ct_diag_add(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t n = strlen(buf);
+	va_list ap;
+
+	if (n + 1 >= len)
+		return;
+	va_start(ap, fmt);
+	ct_vsnprintf(buf + n, len - n, fmt, ap);
+	va_end(ap);
+}
+
+static inline bool ct_diag_has(const char *s, const char *needle)
+{
+	return s && strstr(s, needle);
+}
+
+#endif

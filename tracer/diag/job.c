@@ -1,0 +1,134 @@
+/*
+ * Many processes, one job (diag.h, ct_summary_*): the failed processes
+ * grouped by what failed (ct_verdict.group_key), with their hosts, ranks
+ * and pids.
+ */
+#include "diag.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "tracer.h"
+
+static bool same_group(const struct ct_verdict *a, const struct ct_verdict *b)
+{
+	return a->ok == b->ok && !strcmp(a->group_key, b->group_key);
+}
+
+/* the members of the group of v[first], each "host H rank R pid P", ordered
+ * by host (hosts in order of appearance), ", " between them; marks them done */
+#define SUMMARY_MEMBERS_MAX 64
+static void print_members(FILE *f, const struct ct_verdict *v, int n, char *done, int first)
+{
+	int shown = 0, left = 0;
+
+	for (int i = first; i < n; i++) {
+		if (done[i] || !same_group(&v[first], &v[i]))
+			continue;
+		/* every not yet listed member on v[i]'s host */
+		for (int k = i; k < n; k++) {
+			if (done[k] || !same_group(&v[first], &v[k]) || strcmp(v[k].host, v[i].host))
+				continue;
+			done[k] = 1;
+			if (shown >= SUMMARY_MEMBERS_MAX) {
+				left++;
+				continue;
+			}
+			fputs(shown ? ", " : " ", f);
+			if (v[k].host[0])
+				fprintf(f, "host %s ", v[k].host);
+			if (v[k].rank >= 0)
+				fprintf(f, "rank %d ", v[k].rank);
+			fprintf(f, "pid %u", v[k].pid);
+			shown++;
+		}
+	}
+	if (left)
+		fprintf(f, ", and %d more", left);
+	fputc('\n', f);
+}
+
+void ct_summary_text(FILE *f, const struct ct_verdict *v, int n, int unreadable)
+{
+	int ok = 0, failed = 0;
+	char *done = calloc((size_t)n + 1, 1);
+
+	for (int i = 0; i < n; i++)
+		v[i].ok ? ok++ : failed++;
+	fprintf(f, "%s%d process%s traced: %d healthy, %d failed%s", ct_c(f, CT_C_BOLD), n, n == 1 ? "" : "es", ok,
+		failed, ct_c(f, CT_C_RESET));
+	if (unreadable)
+		fprintf(f, ", %d unreadable trace file%s", unreadable, unreadable == 1 ? "" : "s");
+	fputc('\n', f);
+	for (int i = 0; done && i < n; i++) {
+		int members = 0;
+		if (done[i] || v[i].ok)
+			continue;
+		for (int k = i; k < n; k++)
+			if (!done[k] && same_group(&v[i], &v[k]))
+				members++;
+		fprintf(f, "  %sFAILED%s [%s]%s %s\n", ct_c(f, CT_C_RED), ct_c(f, CT_C_RESET), ct_layer_name(v[i].layer),
+			v[i].injected ? " (injected)" : "", v[i].summary);
+		fprintf(f, "    %d process%s:", members, members == 1 ? "" : "es");
+		print_members(f, v, n, done, i);
+	}
+	free(done);
+}
+
+void ct_summary_json(struct ct_json *j, const struct ct_verdict *v, int n, int unreadable)
+{
+	int ok = 0;
+	char *done = calloc((size_t)n + 1, 1);
+
+	for (int i = 0; i < n; i++)
+		ok += v[i].ok;
+	ct_json_obj_begin(j);
+	ct_json_kint(j, "processes", n);
+	ct_json_kint(j, "healthy", ok);
+	ct_json_kint(j, "failed", n - ok);
+	ct_json_kint(j, "unreadable", unreadable);
+	ct_json_key(j, "groups");
+	ct_json_arr_begin(j);
+	for (int i = 0; done && i < n; i++) {
+		if (done[i] || v[i].ok)
+			continue;
+		int members = 0;
+		for (int k = i; k < n; k++)
+			if (!done[k] && same_group(&v[i], &v[k]))
+				members++;
+		ct_json_obj_begin(j);
+		ct_json_kstr(j, "layer", ct_layer_name(v[i].layer));
+		ct_json_kstr(j, "summary", v[i].summary);
+		ct_json_kstr(j, "step_call", v[i].step.set ? v[i].step.call : NULL);
+		ct_json_key(j, "final_code");
+		if (v[i].final.set)
+			ct_json_int(j, v[i].final_code);
+		else
+			ct_json_null(j);
+		ct_json_kbool(j, "injected", v[i].injected);
+		ct_json_kbool(j, "hung", v[i].hung);
+		ct_json_kint(j, "count", members);
+		ct_json_key(j, "members");
+		ct_json_arr_begin(j);
+		for (int k = i; k < n; k++) {
+			if (done[k] || !same_group(&v[i], &v[k]))
+				continue;
+			done[k] = 1;
+			ct_json_obj_begin(j);
+			ct_json_kuint(j, "pid", v[k].pid);
+			ct_json_kstr(j, "host", v[k].host);
+			ct_json_key(j, "rank");
+			if (v[k].rank >= 0)
+				ct_json_int(j, v[k].rank);
+			else
+				ct_json_null(j);
+			ct_json_obj_end(j);
+		}
+		ct_json_arr_end(j);
+		ct_json_obj_end(j);
+	}
+	ct_json_arr_end(j);
+	ct_json_obj_end(j);
+	free(done);
+}

@@ -1,0 +1,886 @@
+/*
+ * Diagnosis of one process, part 2: the verdict (see diag.h).
+ *
+ * ct_diag_end picks the final error (what the program saw) from the facts
+ * of facts.c, then asks the rules below, in order, which explains it; the
+ * first rule that does writes the layer, the root step, the summary and
+ * the fix.  The order is the argument: a loader failure explains
+ * everything after it, the earliest low-level failure (device node,
+ * handshake, RM, UVM) explains the driver's code, and only with none of
+ * those is the code itself the verdict.  The mapping from low-level faults
+ * to the codes users see is the one measured on the real 580 driver
+ * (tests/fixtures/h200-580/README.md); the field cases and fixes are those
+ * of SCENARIOS.md.  Codes are named from the generated tables
+ * (cutrace_gen/codes.h); the texts of a code, an errno or a failing RM/UVM
+ * call are data tables.
+ */
+#include "diag_int.h"
+
+/* every text here goes into a fixed buffer and is cut, on purpose, at its end */
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cutrace_gen/codes.h"
+#include "inject_rules.h"
+#include "version.h"
+#include "xlat.h"
+/* the hot paths format many short strings: the cheaper snprintf (fmt.c) */
+#define snprintf ct_snprintf
+#define vsnprintf ct_vsnprintf
+
+
+/* what the rules work on */
+struct judge {
+	struct ct_diag *d;
+	struct ct_verdict *v;
+	const struct cutrace_header *h;
+	const struct fact *final;  /* what the program saw, NULL: nothing failed */
+	const struct fact *failed; /* the call the verdict names: the final, or for a failing
+				    * runtime call the driver call that failed under it */
+	const struct fact *root;   /* the low-level failure that explains the final */
+};
+
+/* ---- texts: device nodes ------------------------------------------------------------- */
+static const char *node_label(unsigned kind)
+{
+	switch (kind) {
+	case CT_NODE_CTL: return "the control node";
+	case CT_NODE_GPU: return "the GPU node";
+	case CT_NODE_UVM: return "the unified-memory node";
+	case CT_NODE_UVM_TOOLS: return "the UVM tools node";
+	case CT_NODE_CAPS: return "a capability node (MIG/fabric)";
+	default: return "an NVIDIA node";
+	}
+}
+
+#define FIX_UVM_MISSING                                                                            \
+	"load nvidia_uvm and create its nodes (sudo nvidia-modprobe -u -c 0, or modprobe nvidia_uvm); " \
+	"in a container pass /dev/nvidia-uvm and /dev/nvidia-uvm-tools (--device, CDI or --gpus)"
+#define FIX_CAPS_DENIED                                                                            \
+	"MIG needs the capability nodes /dev/nvidia-caps/* in the container and its device cgroup "  \
+	"(toolkit 1.18+ regressed this for non-privileged MIG, NVIDIA/nvidia-container-toolkit#1740): " \
+	"pass them (--device, CDI), and check their modes against "                                  \
+	"/proc/driver/nvidia/capabilities/*/access"
+
+/* a failed open of an NVIDIA node: the first row whose errno and node kind
+ * match (0: any) */
+static const struct node_fault {
+	int err;
+	unsigned kind;            /* CT_NODE_* */
+	const char *what;         /* after "open(PATH) failed with ENAME: the ... node " */
+	const char *fix;          /* NULL: look at the node and the kernel log */
+} node_faults[] = {
+	{ ENOENT, CT_NODE_UVM, "does not exist", FIX_UVM_MISSING },
+	{ ENOENT, CT_NODE_UVM_TOOLS, "does not exist", FIX_UVM_MISSING },
+	{ ENOENT, CT_NODE_CAPS, "does not exist",
+	  "pass the /dev/nvidia-caps nodes to the container (MIG needs them), or use a toolkit version that "
+	  "creates them" },
+	{ ENOENT, 0, "does not exist",
+	  "check that the NVIDIA kernel module is loaded (lsmod | grep nvidia) and its nodes exist; in a "
+	  "container run with GPU access (--gpus all, CDI, or --device for every /dev/nvidia* node)" },
+	{ EPERM, CT_NODE_CAPS, "is denied by the device cgroup (operation not permitted)", FIX_CAPS_DENIED },
+	{ EPERM, 0, "is denied by the device cgroup (operation not permitted)",
+	  "the container's device cgroup does not allow this node (a systemd daemon-reload can drop "
+	  "'c 195:* rw', NVIDIA/nvidia-container-toolkit#48): recreate the container, pass the node with "
+	  "--device or CDI, or run 'nvidia-ctk system create-dev-char-symlinks --create-all' on the host" },
+	{ EACCES, CT_NODE_CAPS, "is not accessible (permission denied)", FIX_CAPS_DENIED },
+	{ EACCES, 0, "is not accessible (permission denied)",
+	  "give the user read/write access to the node (ls -l /dev/nvidia*: usually mode 0666 or the "
+	  "video group) or allow it in SELinux (container_use_devices)" },
+	{ EIO, 0, "exists but the GPU failed to initialize in the kernel",
+	  "look for 'RmInitAdapter failed' / 'rm_init_adapter failed' in dmesg; reset or power-cycle "
+	  "the GPU and check that the GSP firmware matches the driver version" },
+	{ 0, 0, "could not be opened", NULL },
+};
+
+static void device_node_text(const struct fact *f, struct ct_verdict *v)
+{
+	const char *en = ct_errno_name(f->code);
+	const struct node_fault *r = node_faults;
+
+	while ((r->err && r->err != f->code) || (r->kind && r->kind != f->node_kind))
+		r++;
+	snprintf(v->summary, sizeof v->summary, "open(%s) failed with %s: %s %s", f->path, en ? en : "?",
+		 node_label(f->node_kind), r->what);
+	if (r->fix)
+		snprintf(v->fix, sizeof v->fix, "%s", r->fix);
+	else
+		snprintf(v->fix, sizeof v->fix, "check the node (ls -l %s) and the kernel log (dmesg)", f->path);
+}
+
+/* ---- texts: the resource manager and UVM --------------------------------------------- */
+#define FIX_FABRIC "the NVLink fabric is not ready: install and start nvidia-fabricmanager matching the driver version"
+#define FIX_GPU_LOST "the GPU fell off the bus or needs a reset: check dmesg (Xid), reset the GPU"
+
+/* a failing RM or UVM ioctl: the first row of its kind whose needle is in
+ * the call's description (the escape, command and status names) */
+static const struct rm_fault {
+	bool uvm;
+	const char *needle;       /* NULL: any */
+	const char *fix;
+} rm_faults[] = {
+	{ true, "UVM_INITIALIZE",
+	  "nvidia-uvm refused to initialize: reload it (rmmod nvidia_uvm && modprobe nvidia_uvm), e.g. after "
+	  "suspend/resume, and check dmesg" },
+	{ true, "UVM_REGISTER_GPU",
+	  "nvidia-uvm could not register the GPU: with the open kernel modules and HMM (EL9+, Blackwell) set "
+	  "'options nvidia_uvm uvm_disable_hmm=1' and reboot; also check dmesg and free host memory" },
+	{ true, NULL, "check dmesg for nvidia-uvm messages; reloading nvidia_uvm often helps" },
+	{ false, "INSUFFICIENT_PERMISSIONS",
+	  "the driver refused for lack of privilege: check the nvidia-caps nodes and MIG permissions "
+	  "(/proc/driver/nvidia/capabilities) and that the container got them" },
+	{ false, "IN_USE",
+	  "the GPU is held by another process or in EXCLUSIVE_PROCESS compute mode (nvidia-smi -q | grep "
+	  "'Compute Mode'): free it, or 'nvidia-smi -c DEFAULT'" },
+	{ false, "FABRIC", FIX_FABRIC },
+	{ false, "NVLINK", FIX_FABRIC },
+	{ false, "GPU_IS_LOST", FIX_GPU_LOST },
+	{ false, "RESET_REQUIRED", FIX_GPU_LOST },
+	{ false, "CARD_INFO", "the kernel driver could not list the GPUs: check dmesg and 'nvidia-smi -L'" },
+	{ false, NULL, "check the kernel log (dmesg, 'NVRM:' lines) for the driver's reason" },
+};
+
+static void rm_text(const struct fact *f, struct ct_verdict *v, bool uvm)
+{
+	const struct rm_fault *r = rm_faults;
+
+	while (r->uvm != uvm || (r->needle && !ct_diag_has(f->what, r->needle)))
+		r++;
+	snprintf(v->summary, sizeof v->summary, "%s %s", uvm ? "the unified-memory driver failed:" :
+		 "the kernel driver's resource manager failed:", f->what);
+	snprintf(v->fix, sizeof v->fix, "%s", r->fix);
+}
+
+/* ---- texts: the version handshake ---------------------------------------------------- */
+#define FIX_SAME_VERSION                                                                           \
+	"user-space driver libraries and the loaded kernel module must be the same version: reboot " \
+	"(or reload the nvidia modules) after a driver upgrade, or remove a stale libcuda"
+
+static void handshake_text(struct ct_diag *d, const struct fact *f, struct ct_verdict *v)
+{
+	char client[64] = "", kernel[64] = "", src[32] = "";
+	const char *p = f->what, *bar = strchr(p, '|');
+
+	/* the fact's what: CLIENT|KERNEL|SOURCE (facts.c, on_ioctl) */
+	if (bar) {
+		snprintf(client, sizeof client, "%.*s", (int)(bar - p), p);
+		p = bar + 1;
+		bar = strchr(p, '|');
+		if (bar) {
+			snprintf(kernel, sizeof kernel, "%.*s", (int)(bar - p), p);
+			snprintf(src, sizeof src, "%s", bar + 1);
+		}
+	}
+	if (!strcmp(src, "CHECK_VERSION_STR")) {
+		snprintf(v->summary, sizeof v->summary,
+			 "the user-space driver (version %s) and the kernel module (version %s) disagree: "
+			 "NV_ESC_CHECK_VERSION_STR was rejected (NVML says 'Driver/library version mismatch')",
+			 client, kernel);
+	} else {
+		snprintf(v->summary, sizeof v->summary,
+			 "%s %s is version %s but the kernel module is %s (GET_BUILD_VERSION)",
+			 d->cuda_compat ? "the cuda-compat libcuda" : "libcuda", d->cuda_path[0] ? d->cuda_path : "",
+			 client[0] && strcmp(client, "?") ? client : d->cuda_ver, kernel);
+	}
+	if (d->cuda_compat)
+		snprintf(v->fix, sizeof v->fix,
+			 "a cuda-compat libcuda must be newer than the kernel driver: remove %.*s from LD_LIBRARY_PATH "
+			 "(the host driver already supports this CUDA) or install a matching cuda-compat package",
+			 (int)(strrchr(d->cuda_path, '/') ? strrchr(d->cuda_path, '/') - d->cuda_path : 0), d->cuda_path);
+	else
+		snprintf(v->fix, sizeof v->fix, "%s/libnvidia-ml from LD_LIBRARY_PATH", FIX_SAME_VERSION);
+}
+
+/* ---- texts: driver API codes with no lower cause ------------------------------------- */
+static void explain_no_device(struct judge *j, const struct fact *f)
+{
+	struct ct_diag *d = j->d;
+	struct ct_verdict *v = j->v;
+
+	if (d->cvd_set && d->cards > 0) {
+		snprintf(v->summary, sizeof v->summary,
+			 "CUDA_VISIBLE_DEVICES='%s' hides all %d GPU(s) the driver sees: %s = %d (no device)",
+			 d->cvd, d->cards, f->s.call, f->code);
+		snprintf(v->fix, sizeof v->fix, "set CUDA_VISIBLE_DEVICES to existing GPU indices or UUIDs "
+			 "(nvidia-smi -L), or unset it");
+	} else {
+		snprintf(v->summary, sizeof v->summary, "%s = %d: no CUDA device is visible%s%s", f->s.call, f->code,
+			 d->cvd_set ? "; CUDA_VISIBLE_DEVICES=" : "", d->cvd_set ? d->cvd : "");
+		snprintf(v->fix, sizeof v->fix, "check NVIDIA_VISIBLE_DEVICES / CUDA_VISIBLE_DEVICES and that the "
+			 "container got a GPU");
+	}
+}
+
+static void explain_invalid_device(struct judge *j, const struct fact *f)
+{
+	struct ct_diag *d = j->d;
+	struct ct_verdict *v = j->v;
+
+	snprintf(v->summary, sizeof v->summary, "%s asked for a device that does not exist (invalid device "
+		 "ordinal)%s", f->s.call, d->devcount_seen ? "; devices visible: " : "");
+	if (d->devcount_seen)
+		ct_diag_add(v->summary, sizeof v->summary, "%d", d->dev_count);
+	if (d->cvd_set)
+		ct_diag_add(v->summary, sizeof v->summary, " (CUDA_VISIBLE_DEVICES=%s renumbers them from 0)", d->cvd);
+	snprintf(v->fix, sizeof v->fix, "use an ordinal below the visible device count; CUDA_VISIBLE_DEVICES "
+		 "renumbers the devices it keeps from 0");
+}
+
+/* a driver code and what it means when nothing lower failed: explain()
+ * when the text needs facts, else "CALL = CODE" + what, and fix */
+static const struct api_code {
+	int code;
+	void (*explain)(struct judge *j, const struct fact *f);
+	const char *what;
+	const char *fix;
+} api_codes[] = {
+	{ CT_CUDA_ERROR_NO_DEVICE, explain_no_device, NULL, NULL },
+	{ CT_CUDA_ERROR_INVALID_DEVICE, explain_invalid_device, NULL, NULL },
+	{ CT_CUDA_ERROR_SYSTEM_NOT_READY, NULL,
+	  ": the system is not ready (on NVSwitch systems the fabric manager has not configured the fabric)",
+	  "install nvidia-fabricmanager of exactly the driver's version and 'systemctl enable --now "
+	  "nvidia-fabricmanager'; reset the GPUs if it was restarted" },
+	{ CT_CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE, NULL,
+	  ": forward compatibility was attempted on a GPU that does not support it",
+	  "remove the cuda-compat directory from LD_LIBRARY_PATH on this GPU" },
+	{ CT_CUDA_ERROR_DEVICE_UNAVAILABLE, NULL, ": all CUDA devices are busy or unavailable",
+	  "the GPU is in EXCLUSIVE_PROCESS/PROHIBITED compute mode or held by another process: nvidia-smi -q | "
+	  "grep 'Compute Mode'; 'nvidia-smi -c DEFAULT' or free it" },
+	{ CT_CUDA_ERROR_NOT_INITIALIZED, NULL, " (initialization error) with no failing driver step recorded",
+	  "a CUDA context inherited across fork() cannot be used: use the 'spawn' start method; with open "
+	  "kernel modules try 'options nvidia_uvm uvm_disable_hmm=1'" },
+};
+
+/* ---- the contract, identity ------------------------------------------------------------ */
+static void contract(struct ct_diag *d, struct ct_verdict *v)
+{
+	char kv[32] = "", buf[32], buf2[32];
+	uint32_t k = d->drv;
+	int drv_cuda;
+
+	/* print as the module does (580.159.04): minor is not zero padded */
+	if (k)
+		snprintf(kv, sizeof kv, "%u.%u.%02u", k / 1000000, k / 1000 % 1000, k % 1000);
+	snprintf(v->contract.kernel_version, sizeof v->contract.kernel_version, "%s", d->hs_kernel[0] ? d->hs_kernel : kv);
+	snprintf(v->contract.libcuda_version, sizeof v->contract.libcuda_version, "%s", d->cuda_ver);
+	snprintf(v->contract.libcuda_path, sizeof v->contract.libcuda_path, "%s", d->cuda_path);
+	v->contract.libcuda_kind = !d->cuda_loaded ? (d->cuda_load_fail.s.set ? "not loaded" : "unknown")
+				 : d->cuda_stub ? "stub" : d->cuda_compat ? "compat" : "host";
+	v->contract.runtime_version = d->rt_version;
+	v->contract.runtime_from = d->rt_version ? "cudaRuntimeGetVersion" : NULL;
+	if (!v->contract.runtime_version && d->cudart_ver) {
+		v->contract.runtime_version = d->cudart_ver;
+		v->contract.runtime_from = "libcudart file name";
+	}
+	if (!v->contract.runtime_version && d->gpa_max_ver >= 10000) {
+		v->contract.runtime_version = d->gpa_max_ver;
+		v->contract.runtime_from = "cuGetProcAddress cudaVersion";
+	}
+	v->contract.driver_version = d->drv_version ? d->drv_version : d->rt_drv_version;
+	drv_cuda = v->contract.driver_version;
+	if (!drv_cuda && v->contract.kernel_version[0])
+		drv_cuda = ct_driver_cuda_version(v->contract.kernel_version);
+	ct_compat_classify(drv_cuda, v->contract.runtime_version, d->cuda_compat, &v->contract.compat);
+	if (v->contract.compat.cls == CT_COMPAT_UNKNOWN)
+		snprintf(v->contract.rule_text, sizeof v->contract.rule_text,
+			 "not classified: %s", !v->contract.runtime_version ? "no runtime version recorded"
+					       : "no driver version recorded");
+	else
+		snprintf(v->contract.rule_text, sizeof v->contract.rule_text, "%s: %s (driver CUDA %s, runtime CUDA %s%s%s)",
+			 v->contract.compat.name, v->contract.compat.rule,
+			 ct_cuda_version_str(drv_cuda, buf, sizeof buf),
+			 ct_cuda_version_str(v->contract.runtime_version, buf2, sizeof buf2),
+			 v->contract.runtime_from ? ", from " : "", v->contract.runtime_from ? v->contract.runtime_from : "");
+}
+
+static int rank_of(struct ct_trace *t)
+{
+	static const char *const vars[] = { "RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+					    "LOCAL_RANK", NULL };
+	char buf[64];
+
+	for (int i = 0; vars[i]; i++)
+		if (ct_trace_env(t, vars[i], buf, sizeof buf) && buf[0]) {
+			char *end;
+			long r = strtol(buf, &end, 10);
+			if (!*end && r >= 0)
+				return (int)r;
+		}
+	return -1;
+}
+
+static const char *basename_of(const char *p)
+{
+	const char *b = strrchr(p, '/');
+	return b ? b + 1 : p;
+}
+
+/* the code's name in the family of the call that returned it */
+static const char *code_name(const struct ct_diag_step *s, int code, char *buf, size_t len)
+{
+	const char *n = NULL;
+	int fam = 0;
+
+	for (unsigned c = 1; c < CT_CALL__MAX; c++)
+		if (!strcmp(ct_call_name(c), s->call)) {
+			fam = ct_call_family(c);
+			break;
+		}
+	if (fam == CT_FAM_DRIVER)
+		n = ct_cu_result_name(code);
+	else if (fam == CT_FAM_RUNTIME)
+		n = ct_cudart_error_name(code);
+	else if (fam == CT_FAM_NVML)
+		n = ct_nvml_return_name(code);
+	snprintf(buf, len, "%s", n ? n : "");
+	return buf;
+}
+
+/* what the program saw: the runtime's answer when there is one, else the driver's */
+static const struct fact *final_error(const struct ct_diag *d)
+{
+	if (d->rt_fail.s.set)
+		return &d->rt_fail;
+	if (d->cuinit.s.set && d->cuinit.code)
+		return &d->cuinit;
+	if (d->ctx_fail.s.set)
+		return &d->ctx_fail;
+	if (d->devget_fail.s.set)
+		return &d->devget_fail;
+	if (d->devcount_fail.s.set)
+		return &d->devcount_fail;
+	if (d->nvml_fail.s.set)
+		return &d->nvml_fail;
+	if (d->cuda_load_fail.s.set && !d->cuda_loaded && !d->cuinit_seen)
+		return &d->cuda_load_fail;
+	/* NVML that could not be loaded is the failure when nothing else is:
+	 * a process that initialized CUDA only probed for it (a note, ct_diag_end) */
+	if (d->nvml_load_fail.s.set && !d->nvml_loaded && !d->cuinit_seen)
+		return &d->nvml_load_fail;
+	return NULL;
+}
+
+/* when cudart failed because a driver call under it did, the driver call */
+static const struct fact *failed_call(const struct ct_diag *d, const struct fact *final)
+{
+	const struct fact *lower;
+
+	if (final != &d->rt_fail)
+		return final;
+	lower = d->cuinit.s.set && d->cuinit.code ? &d->cuinit
+	      : d->ctx_fail.s.set ? &d->ctx_fail
+	      : d->devget_fail.s.set ? &d->devget_fail : NULL;
+	return lower && lower->s.t_ns <= final->s.end_ns ? lower : final;
+}
+
+/* ---- hangs ------------------------------------------------------------------------------ */
+/* "ioctl(nvidia-uvm, UVM_REGISTER_GPU) never returned" -> "ioctl(nvidia-uvm, UVM_REGISTER_GPU)" */
+static const char *call_text(const struct ct_diag_step *s, char *buf, size_t len)
+{
+	static const char tail[] = " never returned";
+	size_t n = strlen(s->text), t = sizeof tail - 1;
+
+	if (n > t && !strcmp(s->text + n - t, tail))
+		n -= t;
+	snprintf(buf, len, "%.*s", (int)n, s->text);
+	return buf;
+}
+
+/*
+ * A delay= rule that may have held this call: the shim marks the enter
+ * record of a delayed call (then step->injected is set); traces written
+ * before it did only name the rules in force.  A rule counts when it covers
+ * the held call, or (with a delay of a second or more) an open/ioctl under a
+ * driver or runtime call that was held with nothing recorded inside it.
+ */
+static bool delay_rule_for(struct ct_diag *d, const struct ct_diag_step *s, char *rule, size_t len)
+{
+	char spec[1024], err[160];
+	struct ct_rule *r;
+	int n, call = 0, fam;
+	bool hit = false;
+
+	if (!ct_trace_ctx_str(d->t, CT_CTX_INJECT, 0, spec, sizeof spec))
+		return false;
+	for (unsigned c = 1; c < CT_CALL__MAX; c++)
+		if (!strcmp(ct_call_name(c), s->call))
+			call = (int)c;
+	/* rules cover calls by a 64-bit mask */
+	if (!call || call >= 64 || !(r = calloc(CT_RULES_MAX, sizeof *r)))
+		return false;
+	fam = ct_call_family((unsigned)call);
+	n = ct_rules_parse(spec, r, CT_RULES_MAX, err, sizeof err);
+	for (int i = 0; i < n && !hit; i++) {
+		if (!r[i].delay_ns)
+			continue;
+		/* under a driver call, only a delay long enough to look like a hang */
+		if ((r[i].calls & (1ull << call)) ||
+		    ((fam == CT_FAM_DRIVER || fam == CT_FAM_RUNTIME || fam == CT_FAM_NVML) &&
+		     r[i].delay_ns >= 1000000000ull &&
+		     (r[i].calls & ((1ull << CT_CALL_ioctl) | (1ull << CT_CALL_open) | (1ull << CT_CALL_openat))))) {
+			hit = true;
+			/* the rule's text: the i-th ';'-separated part */
+			const char *p = spec;
+			for (int k = 0; k < i && p; k++)
+				if ((p = strchr(p, ';')))
+					p++;
+			while (p && *p == ' ')
+				p++;
+			snprintf(rule, len, "%.*s", p ? (int)strcspn(p, ";") : 0, p ? p : "");
+		}
+	}
+	free(r);
+	return hit;
+}
+
+/* ---- the rules, in order ------------------------------------------------------------------ */
+/* a call that never returned, with nothing failing before it: a hang or a crash in it */
+static bool rule_hang(struct judge *j)
+{
+	struct ct_diag *d = j->d;
+	struct ct_verdict *v = j->v;
+	const struct fact *io = d->unfinished_io.s.set ? &d->unfinished_io : NULL;
+	const struct fact *drv = d->unfinished.s.set ? &d->unfinished : NULL;
+	const struct fact *ld = d->unfinished_ld.s.set ? &d->unfinished_ld : NULL;
+	const struct fact *all[] = { drv, ld, io };
+	const struct fact *inner, *outer;
+	char in_text[360], out_text[360], rule[200] = "";
+	bool exited = j->h->flags & CT_HF_EXITED;
+
+	if (j->final || (!io && !drv && !ld))
+		return false;
+	/* the innermost held call is where it stopped: an open or ioctl (nothing
+	 * runs inside one), else the later of a driver and a loader call; the
+	 * outermost held call of that thread is the one the program made */
+	if (io)
+		inner = io;
+	else if (drv && ld)
+		inner = ld->s.seq > drv->s.seq ? ld : drv;
+	else
+		inner = drv ? drv : ld;
+	outer = inner;
+	for (int i = 0; i < 3; i++)
+		if (all[i] && all[i]->s.tid == inner->s.tid && all[i]->s.seq < outer->s.seq)
+			outer = all[i];
+	v->ok = false;
+	v->hung = true;
+	v->step = inner->s;
+	v->final = outer->s;
+	if (inner == io)
+		v->layer = inner->node_kind == CT_NODE_UVM || inner->node_kind == CT_NODE_UVM_TOOLS ? CT_LAYER_UVM
+			 : strcmp(inner->s.call, "ioctl") ? CT_LAYER_DEVICE_NODE : CT_LAYER_RESOURCE_MANAGER;
+	else if (inner == ld)
+		v->layer = CT_LAYER_LOADER;
+	else
+		v->layer = CT_LAYER_DRIVER_API;
+	v->injected = v->step.injected;
+	if (!v->injected && delay_rule_for(d, &v->step, rule, sizeof rule))
+		v->injected = true;
+
+	call_text(&outer->s, out_text, sizeof out_text);
+	call_text(&inner->s, in_text, sizeof in_text);
+	snprintf(v->summary, sizeof v->summary, "%s entered at +%.3f ms and never returned", out_text,
+		 (double)outer->s.t_ns / 1e6);
+	if (inner != outer)
+		ct_diag_add(v->summary, sizeof v->summary, ": it was inside %s (entered at +%.3f ms), which did not return "
+		    "either", in_text, (double)inner->s.t_ns / 1e6);
+	if (v->step.injected)
+		ct_diag_add(v->summary, sizeof v->summary, "; an injected delay held it");
+	else if (rule[0])
+		ct_diag_add(v->summary, sizeof v->summary, "; the injection rule '%s' was in force and may have held it", rule);
+	ct_diag_add(v->summary, sizeof v->summary, "; the process %s",
+	    exited ? "exited with the call still open" : "was killed or crashed (or was still running) while in it");
+
+	if (v->injected)
+		snprintf(v->fix, sizeof v->fix, "this hang was produced by a cutrace delay= rule: run without it to see "
+			 "the real behaviour");
+	else if (inner == ld)
+		snprintf(v->fix, sizeof v->fix,
+			 "the dynamic loader or a constructor of the library being loaded hung or crashed: find which "
+			 "with LD_DEBUG=files or gdb (a lock held across fork(), a constructor that waits on a thread, "
+			 "a crash in the library's initializer)");
+	else
+		snprintf(v->fix, sizeof v->fix,
+			 "a hang inside the driver: look at dmesg (Xid, NVRM), check the GPU with nvidia-smi, and for "
+			 "NVSwitch systems the fabric manager; a crash: run with core dumps enabled");
+	return true;
+}
+
+/* nothing failed */
+static bool rule_healthy(struct judge *j)
+{
+	struct ct_diag *d = j->d;
+	struct ct_verdict *v = j->v;
+
+	if (j->final)
+		return false;
+	v->ok = true;
+	v->layer = CT_LAYER_NONE;
+	if (d->cuinit_seen)
+		snprintf(v->summary, sizeof v->summary, "CUDA initialized: cuInit succeeded%s%s",
+			 d->devcount_seen ? ", devices: " : "", "");
+	else if (d->cuda_loaded)
+		snprintf(v->summary, sizeof v->summary, "libcuda loaded (%s); no failing CUDA call", d->cuda_path);
+	else
+		snprintf(v->summary, sizeof v->summary, "no failing CUDA call recorded");
+	if (d->devcount_seen)
+		ct_diag_add(v->summary, sizeof v->summary, "%d", d->dev_count);
+	return true;
+}
+
+/* the loader: NVML could not be loaded, and nothing else failed */
+static bool rule_nvml_not_loaded(struct judge *j)
+{
+	struct ct_diag *d = j->d;
+	struct ct_verdict *v = j->v;
+
+	if (j->final != &d->nvml_load_fail)
+		return false;
+	j->root = j->final;
+	v->layer = CT_LAYER_LOADER;
+	v->step = j->root->s;
+	snprintf(v->summary, sizeof v->summary, "the NVML library %s could not be loaded: %s%s", j->root->what,
+		 d->nvml_dlerror[0] ? d->nvml_dlerror : "(no loader message)",
+		 v->contract.kernel_version[0] ? "" :
+		 "; no NVIDIA kernel module is loaded either (no /proc/driver/nvidia/version)");
+	if (ct_diag_has(d->nvml_dlerror, "wrong ELF class"))
+		snprintf(v->fix, sizeof v->fix, "put the 64-bit NVIDIA driver library directory first "
+			 "(LD_LIBRARY_PATH, ldconfig) and remove the 32-bit one from the path");
+	else
+		snprintf(v->fix, sizeof v->fix,
+			 "libnvidia-ml.so.1 comes with the NVIDIA driver: install the driver's user-space "
+			 "libraries, or in a container enable the driver's 'utility' capability "
+			 "(NVIDIA_DRIVER_CAPABILITIES=compute,utility; --gpus all with the NVIDIA runtime, or CDI) "
+			 "so that it is mounted; else add its directory to the loader path");
+	return true;
+}
+
+/* the loader: libcuda could not be loaded at all */
+static bool rule_libcuda_not_loaded(struct judge *j)
+{
+	struct ct_diag *d = j->d;
+	struct ct_verdict *v = j->v;
+
+	if (d->cuda_loaded || !d->cuda_load_fail.s.set)
+		return false;
+	j->root = &d->cuda_load_fail;
+	v->layer = CT_LAYER_LOADER;
+	v->step = j->root->s;
+	if (ct_diag_has(d->cuda_dlerror, "wrong ELF class")) {
+		snprintf(v->summary, sizeof v->summary, "%s could not be loaded: %s (a 32-bit driver library is "
+			 "first on the search path)", j->root->what, d->cuda_dlerror);
+		snprintf(v->fix, sizeof v->fix, "put the 64-bit driver library directory first (LD_LIBRARY_PATH, "
+			 "ldconfig) and remove the 32-bit one from the path");
+		return true;
+	}
+	snprintf(v->summary, sizeof v->summary, "the CUDA driver library %s could not be loaded: %s%s",
+		 j->root->what, d->cuda_dlerror[0] ? d->cuda_dlerror : "(no loader message)",
+		 v->contract.kernel_version[0] ? "" :
+		 "; no NVIDIA kernel module is loaded either (no /proc/driver/nvidia/version)");
+	snprintf(v->fix, sizeof v->fix,
+		 "run where the NVIDIA driver is installed: in a container start it with GPU access "
+		 "(--gpus all / CDI / the NVIDIA runtime) so libcuda.so.1 is mounted, or add its directory "
+		 "to the loader path (ldconfig, LD_LIBRARY_PATH)");
+	if (v->final_code == CT_cudaErrorInsufficientDriver && j->final == &d->rt_fail)
+		snprintf(v->hint, sizeof v->hint,
+			 "cudart reports this as 35 'CUDA driver version is insufficient', but no driver "
+			 "library was found at all: it is missing, not too old");
+	return true;
+}
+
+/* the loader: the toolkit's stub libcuda (B.3 of the failure catalog) */
+static bool rule_stub_library(struct judge *j)
+{
+	struct ct_diag *d = j->d;
+	struct ct_verdict *v = j->v;
+
+	if (!d->cuda_stub && !(j->final == &d->cuinit && j->final->code == CT_CUDA_ERROR_STUB_LIBRARY))
+		return false;
+	v->layer = CT_LAYER_LOADER;
+	v->step = d->cuda_load.s.set ? d->cuda_load.s : j->final->s;
+	snprintf(v->summary, sizeof v->summary,
+		 "the CUDA toolkit's stub libcuda was loaded instead of the driver's (%s)",
+		 d->cuda_path[0] ? d->cuda_path : "libcuda");
+	snprintf(v->fix, sizeof v->fix,
+		 "remove the toolkit's stubs directory (.../lib64/stubs, .../targets/*/lib/stubs) from "
+		 "LD_LIBRARY_PATH; it is only for linking");
+	return true;
+}
+
+/* the loader: a cuda-compat libcuda on a GPU without forward compatibility */
+static bool rule_compat_unsupported(struct judge *j)
+{
+	struct ct_diag *d = j->d;
+	struct ct_verdict *v = j->v;
+
+	if (!d->cuda_compat || j->final->code != CT_CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE)
+		return false;
+	v->layer = CT_LAYER_LOADER;
+	v->step = d->cuda_load.s;
+	snprintf(v->summary, sizeof v->summary,
+		 "a cuda-compat forward-compatibility libcuda (%s) was loaded on a GPU that does not support "
+		 "forward compatibility (%s = %d)", d->cuda_path, j->final->s.call, j->final->code);
+	snprintf(v->fix, sizeof v->fix,
+		 "forward compatibility is for data-center GPUs only: remove the compat directory from "
+		 "LD_LIBRARY_PATH and use the host driver (upgrade it if the runtime needs a newer one)");
+	return true;
+}
+
+/* the earliest low-level failure before the final error: a device node, the
+ * version handshake, an RM or UVM ioctl, an empty GPU list */
+static bool rule_low_level(struct judge *j)
+{
+	struct ct_diag *d = j->d;
+	struct ct_verdict *v = j->v;
+	const struct fact *cand[] = { &d->hs_mismatch, &d->open_fail, &d->uvm_fail, &d->rm_fail, &d->card_empty };
+	const struct fact *root = NULL;
+
+	for (size_t i = 0; i < sizeof cand / sizeof cand[0]; i++)
+		if (cand[i]->s.set && (!root || cand[i]->s.seq < root->s.seq))
+			root = cand[i];
+	/* a failure after the final call returned cannot explain it (the
+	 * ioctls of cuInit come after cuInit's enter record, inside it) */
+	if (root && root->s.t_ns > j->final->s.end_ns)
+		root = NULL;
+	if (!root && d->caps_fail.s.set)
+		root = &d->caps_fail;
+	if (!root)
+		return false;
+	j->root = root;
+	v->step = root->s;
+	if (root == &d->hs_mismatch) {
+		v->layer = CT_LAYER_KERNEL_HANDSHAKE;
+		handshake_text(d, root, v);
+	} else if (root == &d->open_fail || root == &d->caps_fail) {
+		v->layer = CT_LAYER_DEVICE_NODE;
+		device_node_text(root, v);
+	} else if (root == &d->uvm_fail) {
+		v->layer = CT_LAYER_UVM;
+		rm_text(root, v, true);
+	} else if (root == &d->card_empty) {
+		v->layer = CT_LAYER_RESOURCE_MANAGER;
+		snprintf(v->summary, sizeof v->summary,
+			 "the kernel driver lists no GPU (NV_ESC_CARD_INFO returned no valid entry)");
+		snprintf(v->fix, sizeof v->fix,
+			 "no GPU is bound to the nvidia driver here: check 'nvidia-smi -L', NVIDIA_VISIBLE_DEVICES "
+			 "of the container, and whether the GPU was excluded (NVreg_ExcludedGpus) or lost (dmesg)");
+	} else {
+		v->layer = CT_LAYER_RESOURCE_MANAGER;
+		rm_text(root, v, false);
+	}
+	return true;
+}
+
+/* cuInit has no ordinal to be invalid: libcuda 580 answers a kernel module
+ * of an older branch with 101 (measured, i07 of the H200 fixtures).  With
+ * libcuda's version unknown (not in its file name), the handshake's answer
+ * is the evidence */
+static bool rule_older_branch(struct judge *j)
+{
+	struct ct_diag *d = j->d;
+	struct ct_verdict *v = j->v;
+	const struct fact *f = j->failed;
+
+	if (f->code != CT_CUDA_ERROR_INVALID_DEVICE || strcmp(f->s.call, "cuInit") || !d->hs_event.s.set ||
+	    d->hs_event.s.t_ns > f->s.end_ns || !d->hs_kernel[0] ||
+	    (d->cuda_ver[0] && ct_version_cmp(d->cuda_ver, d->hs_kernel) == 0))
+		return false;
+	v->layer = CT_LAYER_KERNEL_HANDSHAKE;
+	v->step = d->hs_event.s;
+	snprintf(v->summary, sizeof v->summary,
+		 "cuInit = %d (invalid device, from a call that takes no device) right after the kernel module "
+		 "reported version %s in the version handshake: libcuda %s%s%s is of another branch (libcuda 580 "
+		 "answers an older kernel branch with 101)", f->code, d->hs_kernel, d->cuda_path[0] ? d->cuda_path : "",
+		 d->cuda_ver[0] ? " is version " : " (version not in its file name)", d->cuda_ver);
+	snprintf(v->fix, sizeof v->fix, "%s from LD_LIBRARY_PATH", FIX_SAME_VERSION);
+	return true;
+}
+
+/* the user-mode driver and the kernel module disagree (803) */
+static bool rule_driver_mismatch(struct judge *j)
+{
+	struct ct_diag *d = j->d;
+	struct ct_verdict *v = j->v;
+	const struct fact *f = j->failed;
+
+	if (f->code != CT_CUDA_ERROR_SYSTEM_DRIVER_MISMATCH)
+		return false;
+	v->layer = CT_LAYER_KERNEL_HANDSHAKE;
+	/* the handshake is where libcuda learnt the kernel's version */
+	v->step = d->hs_event.s.set && d->hs_event.s.t_ns <= f->s.end_ns ? d->hs_event.s : f->s;
+	snprintf(v->summary, sizeof v->summary,
+		 "%s = %d: the user-mode driver %s%s does not match the kernel module %s",
+		 f->s.call, f->code, d->cuda_path[0] ? d->cuda_path : "libcuda", d->cuda_compat ? " (cuda-compat)" : "",
+		 v->contract.kernel_version[0] ? v->contract.kernel_version : "(version not recorded)");
+	snprintf(v->fix, sizeof v->fix, "use the libcuda of the installed driver version (or reboot after an upgrade)");
+	return true;
+}
+
+/* the runtime needs a newer driver than this one (35, or the contract says so) */
+static bool rule_runtime_too_new(struct judge *j)
+{
+	struct ct_diag *d = j->d;
+	struct ct_verdict *v = j->v;
+	const struct fact *f = j->failed;
+
+	if (f != &d->rt_fail ||
+	    (f->code != CT_cudaErrorInsufficientDriver && v->contract.compat.cls != CT_COMPAT_MISMATCH))
+		return false;
+	v->layer = CT_LAYER_RUNTIME;
+	/* the root is the driver's answer the runtime compared with */
+	v->step = d->drvver.s.set && d->drvver.s.t_ns <= f->s.end_ns ? d->drvver.s : f->s;
+	snprintf(v->summary, sizeof v->summary,
+		 "the CUDA runtime (CUDA %d.%d) needs a newer driver than this one (cuDriverGetVersion = %d): %s = %d",
+		 v->contract.runtime_version / 1000, v->contract.runtime_version % 1000 / 10,
+		 v->contract.driver_version, f->s.call, f->code);
+	snprintf(v->fix, sizeof v->fix, "%s",
+		 v->contract.compat.fix ? v->contract.compat.fix
+					: "upgrade the NVIDIA driver, or use a build of the program for an older CUDA");
+	return true;
+}
+
+/* no lower cause: the driver API's code is the verdict (api_codes) */
+static bool rule_driver_code(struct judge *j)
+{
+	struct ct_verdict *v = j->v;
+	const struct fact *f = j->failed;
+
+	v->layer = CT_LAYER_DRIVER_API;
+	v->step = f->s;
+	for (size_t i = 0; i < sizeof api_codes / sizeof api_codes[0]; i++) {
+		const struct api_code *c = &api_codes[i];
+		if (c->code != f->code)
+			continue;
+		if (c->explain) {
+			c->explain(j, f);
+		} else {
+			snprintf(v->summary, sizeof v->summary, "%s = %d%s", f->s.call, f->code, c->what);
+			snprintf(v->fix, sizeof v->fix, "%s", c->fix);
+		}
+		return true;
+	}
+	snprintf(v->summary, sizeof v->summary, "%s failed with %d%s%s and no lower-level failure was recorded",
+		 f->s.call, f->code, v->final_name[0] ? " " : "", v->final_name);
+	snprintf(v->fix, sizeof v->fix, "run 'cutrace doctor' to check the machine");
+	return true;
+}
+
+/* the first that returns true decides; the last always does */
+static bool (*const rules[])(struct judge *j) = {
+	rule_hang,
+	rule_healthy,
+	rule_nvml_not_loaded,
+	rule_libcuda_not_loaded,
+	rule_stub_library,
+	rule_compat_unsupported,
+	rule_low_level,
+	rule_older_branch,
+	rule_driver_mismatch,
+	rule_runtime_too_new,
+	rule_driver_code,
+};
+
+/* ---- after the rules ---------------------------------------------------------------------- */
+/* whether a cutrace rule (or scenario) made the failure, and what else to say */
+static void notes(struct judge *j)
+{
+	struct ct_diag *d = j->d;
+	struct ct_verdict *v = j->v;
+
+	v->injected = v->injected || v->step.injected || (j->root && j->root->s.injected) ||
+		      (v->final.set && v->final.injected && !j->root);
+	/* a named scenario may work by changing the environment (the stub
+	 * library, no visible device), not by a rule: its failure is still
+	 * one cutrace made */
+	if (ct_trace_env(d->t, "CUTRACE_SCENARIO", v->scenario, sizeof v->scenario) && v->scenario[0] && !v->ok)
+		v->injected = true;
+	/* an injected value upstream (a count, a version) explains a later
+	 * failure that is itself real: still an injected failure */
+	if (!v->ok && !v->injected && d->first_injected.s.set && v->final.set &&
+	    d->first_injected.s.t_ns <= v->final.end_ns) {
+		v->injected = true;
+		snprintf(v->notes, sizeof v->notes, "an injected fault came first: %s", d->first_injected.s.text);
+	}
+	if (!v->ok && v->final.set && v->final_code == CT_CUDA_ERROR_UNKNOWN && v->layer != CT_LAYER_DRIVER_API)
+		snprintf(v->hint, sizeof v->hint,
+			 "PyTorch reports this as 'CUDA unknown error - this may be due to an incorrectly set up "
+			 "environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start': that "
+			 "hint is misleading here, the cause is the %s step above", ct_layer_name(v->layer));
+	/* NVML probed for and missing, while something else decided the verdict */
+	if (d->nvml_load_fail.s.set && !d->nvml_loaded && (!v->final.set || v->final.seq != d->nvml_load_fail.s.seq))
+		ct_diag_add(v->notes, sizeof v->notes, "%s%s could not be loaded (%s)%s", v->notes[0] ? "; " : "",
+		    d->nvml_load_fail.what, d->nvml_dlerror[0] ? d->nvml_dlerror : "no loader message",
+		    v->ok ? ": CUDA does not need NVML and initialized, but nvidia-smi and NVML-based tools "
+			    "(pynvml, GPU monitors) will fail here" : "");
+	/* NVML failed in a process whose CUDA initialization worked (torch asks
+	 * NVML after creating its context, and carries on): still the failure,
+	 * but say what does and does not work */
+	if (j->final == &d->nvml_fail && d->cuinit.s.set && !d->cuinit.code)
+		ct_diag_add(v->notes, sizeof v->notes, "%sCUDA itself initialized (cuInit = 0) and the program can use the "
+		    "GPU; NVML fails, and with it nvidia-smi, pynvml and GPU monitors", v->notes[0] ? "; " : "");
+	if (d->deepbind)
+		ct_diag_add(v->notes, sizeof v->notes, "%s%s was loaded with RTLD_DEEPBIND: calls inside it may bypass "
+		    "the shim", v->notes[0] ? "; " : "", d->deepbind_lib);
+}
+
+/*
+ * What makes two processes' failures the same, for the job summary: the
+ * layer, the kind of root step and what it was about (node and errno, the
+ * ioctl and its status, the library), the final code, hung or not, injected
+ * or not.  Never times, pids, fds or handles: a job-wide hang is one group.
+ */
+static void group_key(struct ct_diag *d, struct ct_verdict *v)
+{
+	const struct fact *facts[] = { &d->open_fail, &d->caps_fail, &d->uvm_fail, &d->rm_fail, &d->hs_mismatch,
+				       &d->card_empty, &d->unfinished_io, &d->unfinished_ld, &d->cuda_load_fail,
+				       &d->nvml_load_fail };
+	const char *detail = "";
+	int code = 0;
+
+	if (v->ok) {
+		snprintf(v->group_key, sizeof v->group_key, "ok");
+		return;
+	}
+	for (size_t i = 0; i < sizeof facts / sizeof facts[0]; i++)
+		if (v->step.set && facts[i]->s.set && facts[i]->s.seq == v->step.seq) {
+			detail = facts[i] == &d->cuda_load_fail || facts[i] == &d->nvml_load_fail ? facts[i]->what
+												   : facts[i]->path;
+			code = facts[i]->code;
+			break;
+		}
+	snprintf(v->group_key, sizeof v->group_key, "%s|%s|%s|%d|%s|%d|%c%c", ct_layer_name(v->layer),
+		 v->step.set ? v->step.call : "", detail, code, v->final.set ? v->final.call : "", v->final_code,
+		 v->hung ? 'H' : '-', v->injected ? 'I' : '-');
+}
+
+void ct_diag_end(struct ct_diag *d, const struct ct_trace_stats *st, struct ct_verdict *v)
+{
+	struct judge j = { .d = d, .v = v, .h = ct_trace_header(d->t) };
+	char name[64];
+
+	(void)st;
+	memset(v, 0, sizeof *v);
+	v->pid = j.h->pid;
+	v->rank = rank_of(d->t);
+	ct_trace_ctx_str(d->t, CT_CTX_HOST, 0, v->host, sizeof v->host);
+	if (ct_trace_ctx_str(d->t, CT_CTX_EXE, 0, v->exe, sizeof v->exe))
+		memmove(v->exe, basename_of(v->exe), strlen(basename_of(v->exe)) + 1);
+	contract(d, v);
+
+	j.final = final_error(d);
+	if (j.final) {
+		v->final = j.final->s;
+		v->final_code = j.final->code;
+		if (j.final != &d->cuda_load_fail && j.final != &d->nvml_load_fail)
+			snprintf(v->final_name, sizeof v->final_name, "%s",
+				 code_name(&j.final->s, j.final->code, name, sizeof name));
+		j.failed = failed_call(d, j.final);
+	}
+	for (size_t i = 0; i < sizeof rules / sizeof rules[0] && !rules[i](&j); i++)
+		;
+	notes(&j);
+	group_key(d, v);
+}

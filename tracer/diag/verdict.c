@@ -1,0 +1,128 @@
+/*
+ * A verdict on the page: its layer's name, one line, the text block, JSON
+ * (diag.h).  The layers are the vocabulary doctor's findings use too.
+ */
+#include "diag.h"
+
+#include <string.h>
+
+#include "json.h"
+#include "tracer.h"
+
+/* the layer vocabulary, shared with doctor's findings (doctor/machine.h) */
+const char *ct_layer_name(enum ct_layer l)
+{
+	static const char *const n[] = {
+		[CT_LAYER_NONE] = "none", [CT_LAYER_LOADER] = "loader",
+		[CT_LAYER_DEVICE_NODE] = "device-node", [CT_LAYER_KERNEL_HANDSHAKE] = "kernel-handshake",
+		[CT_LAYER_RESOURCE_MANAGER] = "resource-manager", [CT_LAYER_UVM] = "uvm",
+		[CT_LAYER_DRIVER_API] = "driver-api", [CT_LAYER_RUNTIME] = "runtime",
+	};
+	return (unsigned)l < sizeof n / sizeof n[0] && n[l] ? n[l] : "none";
+}
+
+static void step_json(struct ct_json *j, const char *key, const struct ct_diag_step *s)
+{
+	ct_json_key(j, key);
+	if (!s->set) {
+		ct_json_null(j);
+		return;
+	}
+	ct_json_obj_begin(j);
+	ct_json_kuint(j, "seq", s->seq);
+	ct_json_kstr(j, "call", s->call);
+	ct_json_kstr(j, "text", s->text);
+	ct_json_kuint(j, "t_ns", s->t_ns);
+	ct_json_kuint(j, "tid", s->tid);
+	ct_json_kbool(j, "injected", s->injected);
+	ct_json_obj_end(j);
+}
+
+void ct_verdict_json(struct ct_json *j, const struct ct_verdict *v)
+{
+	ct_json_obj_begin(j);
+	ct_json_kbool(j, "ok", v->ok);
+	ct_json_kstr(j, "layer", ct_layer_name(v->layer));
+	step_json(j, "step", &v->step);
+	ct_json_kstr(j, "summary", v->summary);
+	ct_json_kstr(j, "fix", v->fix[0] ? v->fix : NULL);
+	ct_json_kstr(j, "hint", v->hint[0] ? v->hint : NULL);
+	ct_json_kstr(j, "notes", v->notes[0] ? v->notes : NULL);
+	ct_json_kbool(j, "injected", v->injected);
+	ct_json_kstr(j, "scenario", v->scenario[0] ? v->scenario : NULL);
+	ct_json_kbool(j, "hung", v->hung);
+	ct_json_key(j, "final");
+	if (v->final.set) {
+		ct_json_obj_begin(j);
+		ct_json_kstr(j, "call", v->final.call);
+		ct_json_kint(j, "code", v->final_code);
+		ct_json_kstr(j, "name", v->final_name[0] ? v->final_name : NULL);
+		ct_json_kuint(j, "seq", v->final.seq);
+		ct_json_obj_end(j);
+	} else {
+		ct_json_null(j);
+	}
+	ct_json_key(j, "contract");
+	ct_json_obj_begin(j);
+	ct_json_kint(j, "runtime_version", v->contract.runtime_version);
+	ct_json_kstr(j, "runtime_version_from", v->contract.runtime_from);
+	ct_json_kint(j, "driver_version", v->contract.driver_version);
+	ct_json_kstr(j, "kernel_module_version", v->contract.kernel_version[0] ? v->contract.kernel_version : NULL);
+	ct_json_kstr(j, "libcuda", v->contract.libcuda_path[0] ? v->contract.libcuda_path : NULL);
+	ct_json_kstr(j, "libcuda_version", v->contract.libcuda_version[0] ? v->contract.libcuda_version : NULL);
+	ct_json_kstr(j, "libcuda_kind", v->contract.libcuda_kind);
+	ct_json_kstr(j, "class", v->contract.compat.name);
+	ct_json_kstr(j, "rule", v->contract.rule_text);
+	ct_json_obj_end(j);
+	ct_json_obj_end(j);
+}
+
+void ct_verdict_line(FILE *f, const struct ct_verdict *v)
+{
+	fprintf(f, "pid %u", v->pid);
+	if (v->exe[0])
+		fprintf(f, " (%s)", v->exe);
+	if (v->rank >= 0)
+		fprintf(f, " rank %d", v->rank);
+	if (v->host[0])
+		fprintf(f, " on %s", v->host);
+	if (v->ok)
+		fprintf(f, ": %sOK%s %s", ct_c(f, CT_C_GREEN), ct_c(f, CT_C_RESET), v->summary);
+	else
+		fprintf(f, ": %sFAILED%s [%s]%s %s", ct_c(f, CT_C_RED), ct_c(f, CT_C_RESET), ct_layer_name(v->layer),
+			v->injected ? " (injected)" : "", v->summary);
+}
+
+void ct_verdict_text(FILE *f, const struct ct_verdict *v)
+{
+	fprintf(f, "  verdict  ");
+	if (v->ok) {
+		fprintf(f, "%sOK%s  %s\n", ct_c(f, CT_C_GREEN), ct_c(f, CT_C_RESET), v->summary);
+	} else {
+		fprintf(f, "%sFAILED%s  layer %s%s%s\n", ct_c(f, CT_C_RED), ct_c(f, CT_C_RESET), ct_c(f, CT_C_BOLD),
+			ct_layer_name(v->layer), ct_c(f, CT_C_RESET));
+		if (v->injected) {
+			if (v->scenario[0])
+				fprintf(f, "           %sthe failure was injected by cutrace (scenario %s)%s\n",
+					ct_c(f, CT_C_YELLOW), v->scenario, ct_c(f, CT_C_RESET));
+			else
+				fprintf(f, "           %sthe failure was injected by cutrace%s\n", ct_c(f, CT_C_YELLOW),
+					ct_c(f, CT_C_RESET));
+		}
+		fprintf(f, "  why      %s\n", v->summary);
+		if (v->step.set)
+			fprintf(f, "  step     +%.3f ms  %s\n", (double)v->step.t_ns / 1e6, v->step.text);
+		if (v->final.set && v->final.seq != v->step.seq)
+			fprintf(f, "  then     +%.3f ms  %s\n", (double)v->final.t_ns / 1e6, v->final.text);
+		if (v->fix[0])
+			fprintf(f, "  fix      %s\n", v->fix);
+		if (v->hint[0])
+			fprintf(f, "  note     %s\n", v->hint);
+	}
+	if (v->notes[0])
+		fprintf(f, "  note     %s\n", v->notes);
+	if (v->contract.compat.cls != CT_COMPAT_UNKNOWN || v->contract.libcuda_path[0])
+		fprintf(f, "  contract %s; libcuda %s (%s)%s%s\n", v->contract.rule_text,
+			v->contract.libcuda_path[0] ? v->contract.libcuda_path : "-", v->contract.libcuda_kind,
+			v->contract.kernel_version[0] ? ", kernel module " : "", v->contract.kernel_version);
+}
