@@ -122,7 +122,7 @@ static const char *const syms[] = {
 #define NSYMS (sizeof syms / sizeof syms[0])
 
 /* RM controls and classes libcuda uses at start-up, with their parameter
- * sizes for driver 580 (/work/shared/nvidia-abi.md, control and class tables) */
+ * sizes for driver 580 (tracer/decode/ABI.md, control and class tables) */
 static const struct ctl {
 	uint32_t cmd, size;
 } ctls[] = {

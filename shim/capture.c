@@ -1,10 +1,10 @@
 /*
  * What an NVIDIA ioctl record holds, and reading program memory safely.
  *
- * The driver reports most failures inside the parameter block (fact sheet
- * §1: ioctl() == 0 with status != 0 is the normal failure), so the record
- * keeps the block before and after the call, the RM_CONTROL/RM_ALLOC
- * parameters behind its pointer, and the version strings that
+ * The driver reports most failures inside the parameter block
+ * (tracer/decode/ABI.md §1: ioctl() == 0 with status != 0 is the normal
+ * failure), so the record keeps the block before and after the call, the
+ * RM_CONTROL/RM_ALLOC parameters behind its pointer, and the version strings that
  * NV0000_CTRL_CMD_SYSTEM_GET_BUILD_VERSION returns behind user pointers.
  * Decoding is the tracer's job; the shim only copies bytes, bounded per kind:
  *
@@ -12,7 +12,7 @@
  *                       the last 64 when it is bigger (UVM keeps rmStatus at
  *                       the end of its large blocks)
  *   nvidia-uvm          plain command numbers: size from the generated per-
- *                       version table (never from _IOC_SIZE: §6, §11.2)
+ *                       version table (never from _IOC_SIZE: ABI.md §6, §11.2)
  *   CARD_INFO           after the call only (the kernel zeroes it first), up
  *                       to 4096 bytes = 56 entries
  *   RM_CONTROL payload  after the call, up to 2048 bytes of paramsSize
@@ -48,12 +48,12 @@
 #define CAP_XFER     1024u
 #define CAP_STRING   256u
 
-/* frontend / RM escape numbers (fact sheet §2a, §2b) */
+/* frontend / RM escape numbers (ABI.md §2a, §2b) */
 #define NR_CARD_INFO   200
 #define NR_XFER        211
 #define NR_RM_CONTROL  0x2a
 #define NR_RM_ALLOC    0x2b
-/* RM control with string pointers in its payload (§4) */
+/* RM control with string pointers in its payload (ABI.md §4) */
 #define CMD_GET_BUILD_VERSION 0x101u
 
 /* ---- safe reads of program memory ------------------------------------------- */

@@ -11,7 +11,7 @@
  *    per distinct real function, see CT_SLOTS);
  *  - cuGetProcAddress(_v2) (libcudart, shared and static): cudart asks for
  *    "cuGetProcAddress" itself and uses the answer for every later look-up
- *    (real-driver-580.md), so what cuGetProcAddress returns is wrapped too,
+ *    (tracer/decode/ABI.md Appendix C), so what cuGetProcAddress returns is wrapped too,
  *    recursively.  A name with several ABIs (cuGetProcAddress v1/v2,
  *    cuCtxCreate v1..v4) is wrapped only when the returned pointer is
  *    identified as one of the exported variants: a wrapper with the wrong
@@ -19,7 +19,7 @@
  *    of it.
  *
  * Prototypes are declared here rather than taken from cuda.h, which renames
- * cuGetProcAddress and cuCtxCreate with macros (fact sheet §9).
+ * cuGetProcAddress and cuCtxCreate with macros (tracer/decode/ABI.md §9).
  */
 #include "shim.h"
 

@@ -5,7 +5,7 @@
  * and the fds they returned are recorded.  Every other call costs one load of
  * ct_fdnode[] (close, ioctl) or a five-byte prefix test (open) on top of the
  * real call.  FORTIFY builds reach the kernel through __open_2 and friends,
- * so those are hooked too (buildsome #94 in style.md).
+ * so those are hooked too (buildsome issue #94).
  *
  * ABI note: these definitions are not variadic.  On x86-64 and AArch64 Linux
  * a variadic argument of integer or pointer type travels in the same register
@@ -88,7 +88,7 @@ uint32_t ct_classify_path(const char *path)
 /*
  * NVIDIA device majors: 195 is fixed (nvidia, nvidiactl); nvidia-uvm,
  * nvidia-caps and the others are dynamic and read once from /proc/devices
- * (fact sheet §8).  Used to recognise a renamed or bind-mounted node.
+ * (tracer/decode/ABI.md §8).  Used to recognise a renamed or bind-mounted node.
  */
 static int uvm_major = -1, caps_major = -1, nvswitch_major = -1, imex_major = -1;
 static int majors_read;

@@ -38,7 +38,7 @@ static struct ct_rule rules[CT_RULES_MAX];
 static bool rule_on[CT_RULES_MAX];
 static int nrules;
 
-/* fact sheet §2: escape numbers the actions need */
+/* tracer/decode/ABI.md §2: escape numbers the actions need */
 #define NR_RM_CONTROL  0x2a
 #define NR_RM_ALLOC    0x2b
 #define NR_CHECK_VERSION_STR 210
@@ -286,7 +286,7 @@ static void inject_version(unsigned long req, void *arg, const char *v, int *ret
 	if ((req & 0xff) == NR_CHECK_VERSION_STR) {
 		char client[65];
 		/* the kernel copies its own string over the client's when they
-		 * differ, sets reply = RECOGNIZED and fails with -EINVAL (§4) */
+		 * differ, sets reply = RECOGNIZED and fails with -EINVAL (ABI.md §4) */
 		memcpy(client, b + 8, 64);
 		client[64] = 0;
 		if (strcmp(client, v)) {

@@ -2,7 +2,7 @@
  * Internal interfaces of libcutrace.so.  Nothing here is exported: the
  * version script (shim.map) lists the only public names.
  *
- * Rules for every function reachable from a hook (see style.md):
+ * Rules for every function reachable from a hook (HACKING.md, "The shim"):
  *  - no malloc, no stdio, no locks on the recording path;
  *  - errno is saved on entry and restored before returning to the program;
  *  - never exit or abort: on internal failure mark the trace degraded and

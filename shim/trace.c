@@ -469,7 +469,7 @@ static bool env_allowed(const char *e)
 
 static void read_driver_version(const char *text)
 {
-	/* first token N.N[.N] after the title (fact sheet §8: parse, don't index) */
+	/* first token N.N[.N] after the title (tracer/decode/ABI.md §8: parse, don't index) */
 	for (const char *p = text; *p; p++) {
 		unsigned a = 0, b = 0, c = 0;
 		const char *q = p;

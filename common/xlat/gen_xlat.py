@@ -299,7 +299,7 @@ def scan_enum(path, start_re, end_re, item_re, what):
 
 
 def scan_cu_results(inc):
-    # nvidia-abi.md §9: lines 2511..3179 of CUDA 13.0 cuda.h
+    # tracer/decode/ABI.md §9: lines 2511..3179 of CUDA 13.0 cuda.h
     path = os.path.join(inc, "cuda.h")
     rows = scan_enum(path, r"^\s*typedef\s+enum\s+cudaError_enum\b", r"^\s*\}\s*CUresult\s*;",
                      r"^\s+(CUDA_[A-Z0-9_]+)\s*=\s*([0-9]+)", "CUresult")

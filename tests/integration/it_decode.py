@@ -229,7 +229,7 @@ def t_decode_renamed_uvm_node():
         names = [e["name"] for e in ioctls(r.proc("nvx"))]
         need(names and not any(n.startswith("UVM_") for n in names),
              "without /proc/devices the renamed node cannot be known", names)
-        # what /proc/devices says on a machine with the driver (fact sheet §8)
+        # what /proc/devices says on a machine with the driver (tracer/decode/ABI.md §8)
         ctx_add(buf, CTX_DEVICES, b"195 nvidia-frontend")
         ctx_add(buf, CTX_DEVICES, b"238 nvidia-uvm")
         with open(path, "wb") as f:

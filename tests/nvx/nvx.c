@@ -22,7 +22,7 @@
  *   attach=N       NV_ESC_ATTACH_GPUS_TO_FD with the ids of GPUs 0..N-1
  *   uvm=PATH       open PATH, then UVM_INITIALIZE and UVM_PAGEABLE_MEM_ACCESS
  *
- * Numbers and layouts: tests/rig/rig_abi.h (from /work/shared/nvidia-abi.md).
+ * Numbers and layouts: tests/rig/rig_abi.h (from tracer/decode/ABI.md).
  * Exit status 0 unless an open fails; ioctl results are printed, not judged.
  */
 #define _GNU_SOURCE

@@ -1,7 +1,7 @@
 /* rt_probe: the CUDA runtime path.  Built twice: rt_shared links the
  * toolkit's real libcudart.so.13, rt_static links libcudart_static.a.  Either
  * way the runtime dlopen()s libcuda.so.1 itself and reaches the driver only
- * through cuGetProcAddress (real-driver-580.md).  Lines printed:
+ * through cuGetProcAddress (tracer/decode/ABI.md Appendix C).  Lines printed:
  * "NAME=RESULT [key=value]"; every step runs even after a failure, so the
  * output shows how each call reports it.  Exit 0 iff cudaGetDeviceCount
  * succeeded. */

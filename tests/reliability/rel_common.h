@@ -18,7 +18,7 @@
 #define REL_NR_HANG      0x71u         /* FAKENV_HANG_CMD target */
 #define REL_NR_SIGNAL    0x72u         /* calls made from signal handlers */
 #define REL_BLK_SIZE     32u
-/* _IOWR('F', nr, 32): the encoding of nvidia-abi.md §1 */
+/* _IOWR('F', nr, 32): the encoding of tracer/decode/ABI.md §1 */
 #define REL_REQ(nr)      ((3ul << 30) | ((unsigned long)REL_BLK_SIZE << 16) | (0x46ul << 8) | (unsigned long)(nr))
 #define REL_MAX_THREADS  64
 #define REL_INIT_THREAD  255u          /* calls of the init phase (main thread) */

@@ -3,9 +3,9 @@
  * a preloaded shim sees every call the way it sees the real libcuda's.
  *
  * cuInit(0) issues a condensed version of the 580.159.04 sequence of
- * /work/shared/nvidia-abi.md Appendix A, and maps failures to CUresults
- * following the MEASURED table in /work/shared/real-driver-580.md ("Fault ->
- * what real libcuda/libcudart/NVML return").  Steps that table does not
+ * tracer/decode/ABI.md Appendix A, and maps failures to CUresults
+ * following the MEASURED table in tracer/decode/ABI.md Appendix C
+ * (what the real libcuda, libcudart and NVML return per fault).  Steps that table does not
  * cover are marked "(unmeasured)" with the choice made.
  *
  * Environment:
@@ -30,7 +30,7 @@
  *
  * The prototypes are declared here rather than taken from cuda.h: cuda.h
  * renames cuGetProcAddress to cuGetProcAddress_v2, cuCtxCreate to
- * cuCtxCreate_v4 and so on (nvidia-abi.md §9 "Shim pitfalls"), and this file
+ * cuCtxCreate_v4 and so on (ABI.md §9), and this file
  * must define every versioned name itself. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -219,7 +219,7 @@ static int cu_ncards = -1;                       /* -1: CARD_INFO failed */
 static CUresult cu_open_ctl(void)
 {
     cu_ctl = open("/dev/nvidiactl", O_RDWR | O_CLOEXEC);
-    /* libcuda retries read-only after EPERM (failure-catalog B.11 strace). */
+    /* libcuda retries read-only after EPERM (failure catalog B.11, SCENARIOS.md: seen in strace). */
     if (cu_ctl < 0 && errno == EPERM)
         cu_ctl = open("/dev/nvidiactl", O_RDONLY | O_CLOEXEC);
     return cu_ctl < 0 ? CUDA_ERROR_NO_DEVICE : CUDA_SUCCESS;
@@ -235,7 +235,7 @@ static void cu_sys_params(void)
 
 /* CARD_INFO x32.  Measured on the H200 (tests/fixtures/h200-580/i11): when
  * every CARD_INFO fails with EIO, cuInit returns 100; a reply without any
- * valid entry gives 100 too.  (real-driver-580.md's "EIO -> 0" row failed
+ * valid entry gives 100 too.  (ABI.md Appendix C's "CARD_INFO EIO -> 0" failed
  * only the first of libcuda's two CARD_INFO calls.) */
 static CUresult cu_card_info(void)
 {
@@ -278,7 +278,7 @@ static CUresult cu_version_check(const char *kernel, const char *mine)
     return CUDA_SUCCESS;                         /* older minor, other patch */
 }
 
-/* The handshake libcuda 580 does instead of CHECK_VERSION_STR (§4): a
+/* The handshake libcuda 580 does instead of CHECK_VERSION_STR (ABI.md §4): a
  * throwaway client asks SYSTEM_GET_BUILD_VERSION.  Measured: status 0x1b ->
  * 100, status 0x3 -> 0 (the check is skipped).  A failing first RM_ALLOC is
  * retried (measured: EINVAL -> cuInit 0). */
@@ -475,8 +475,8 @@ static CUresult cu_open_gpu(struct cu_gpu *g)
         return CUDA_ERROR_UNKNOWN;               /* (unmeasured) */
     static unsigned char numa[560];
     cu_esc(g->fd, NV_ESC_NUMA_INFO, numa, sizeof numa);
-    if (getenv("FAKECUDA_MIG")) {                /* MIG: the access capability node (failure-catalog */
-        int cap = open("/dev/nvidia-caps/nvidia-cap1", O_RDONLY | O_CLOEXEC);  /* B.13: 100) */
+    if (getenv("FAKECUDA_MIG")) {                /* MIG: the access capability node (failure catalog */
+        int cap = open("/dev/nvidia-caps/nvidia-cap1", O_RDONLY | O_CLOEXEC);  /* B.13, SCENARIOS.md: 100) */
         if (cap < 0)
             return CUDA_ERROR_NO_DEVICE;
         close(cap);
@@ -531,7 +531,7 @@ static CUresult cu_open_gpus(void)
     return cu_ngpus ? CUDA_SUCCESS : CUDA_ERROR_NO_DEVICE;
 }
 
-/* NVSwitch systems: the fabric manager must have finished (failure-catalog B.8). */
+/* NVSwitch systems: the fabric manager must have finished (failure catalog B.8, SCENARIOS.md). */
 static CUresult cu_fabric(void)
 {
     unsigned char p[RIG_FABRIC_STATUS_SIZE] = { 0 };
@@ -790,8 +790,8 @@ CU_API CUresult cuDeviceGetLuid(char *luid, unsigned int *mask, CUdevice dev)
  * GPU node, and registers the VA space and channel with UVM. */
 
 /* RM status of a context allocation -> CUresult.  NV_ERR_IN_USE is what an
- * exclusive-process GPU held by another process answers (failure-catalog
- * B.10; the exact status is unverified there). */
+ * exclusive-process GPU held by another process answers (failure catalog
+ * B.10 in SCENARIOS.md; the exact status is unverified there). */
 static CUresult cu_ctx_status(int64_t st)
 {
     if (st == NV_ERR_IN_USE || st == NV_ERR_INSUFFICIENT_PERMISSIONS)

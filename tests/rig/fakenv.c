@@ -5,7 +5,7 @@
  * kernel (open*, close, ioctl, the fstat/stat family, readlink), emulates the
  * nvidia device nodes and answers their ioctls the way the 580.159.04 kernel
  * module does (layouts, statuses and errno conventions from
- * /work/shared/nvidia-abi.md §1-§8).  Everything else falls through to the
+ * tracer/decode/ABI.md §1-§8).  Everything else falls through to the
  * next definition, found with dlsym(RTLD_NEXT, ...) -- which, with the shim
  * preloaded first, goes through the shim's dlsym hook on purpose.
  *
@@ -84,7 +84,7 @@
 
 /* ------------------------------------------------------------------ */
 /* Next definitions.  Resolved lazily, one symbol at a time, with no lock
- * held across dlsym (dlsym may allocate; see style.md pitfall 1).  A racing
+ * held across dlsym (dlsym may allocate, and glibc's dlsym takes a lock).  A racing
  * double resolution stores the same pointer twice, which is harmless. */
 
 static void *fe_next(void **slot, const char *name)
@@ -1148,7 +1148,7 @@ static int fe_gpu_index(uint32_t gpu_id)
 }
 
 /* ------------------------------------------------------------------ */
-/* Frontend escapes (nv.c / escape.c behaviour, §1-§4). */
+/* Frontend escapes (nv.c / escape.c behaviour, ABI.md §1-§4). */
 
 enum fe_where { W_CTL = 1, W_GPU = 2, W_ANY = 3 };
 
@@ -1214,7 +1214,7 @@ static int fe_card_info(unsigned size)
     return 0;
 }
 
-/* §4: returns 0 or -EINVAL; reply and versionString are updated in fe_blk. */
+/* ABI.md §4: returns 0 or -EINVAL; reply and versionString are updated in fe_blk. */
 static int fe_check_version(void)
 {
     uint32_t cmd = rig_get32(fe_blk, 0);
@@ -1599,7 +1599,7 @@ static int fe_rm_free(void)
     return 0;
 }
 
-/* NVOS02 with fd: must go to a GPU node (§2b). */
+/* NVOS02 with fd: must go to a GPU node (ABI.md §2b). */
 static int fe_rm_alloc_memory(void)
 {
     uint32_t root = rig_get32(fe_blk, 0), cls = rig_get32(fe_blk, 12);
@@ -1759,14 +1759,14 @@ static int fe_escape(int fd, struct fe_fd *f, unsigned nr, unsigned size, void *
     if (fe_copy_in(fe_blk, uarg, size))
         return -EFAULT;
     rc = fe_handle(fd, f, nr, size, generic_off);
-    /* The kernel copies the block back even when the escape fails (§1). */
+    /* The kernel copies the block back even when the escape fails (ABI.md §1). */
     if (fe_copy_out(uarg, fe_blk, size))
         return -EFAULT;
     return rc;
 }
 
 /* ------------------------------------------------------------------ */
-/* UVM (§6): plain request numbers, the size comes from the command. */
+/* UVM (ABI.md §6): plain request numbers, the size comes from the command. */
 
 enum { U_NEED_INIT = 1, U_TOOLS = 2 };
 

@@ -1,8 +1,8 @@
 /* libnvidia-ml.so.1 test double.  nvmlInit opens /dev/nvidiactl and runs
- * the version handshake the real NVML does (real-driver-580.md: NV_ESC_CHECK_
+ * the version handshake the real NVML does (tracer/decode/ABI.md Appendix C: NV_ESC_CHECK_
  * VERSION_STR strict, in {cmd=0, reply=0, "580.159.04"}), then lists the GPUs
  * with CARD_INFO and allocates a root client.  Failure mapping follows the
- * measured table in real-driver-580.md:
+ * measured table of ABI.md Appendix C:
  *   open nvidiactl EACCES/EPERM -> 999, ENOENT -> 17, CARD_INFO EIO -> 17,
  *   first RM_ALLOC EINVAL -> 17, version mismatch -> 18 (LIB_RM_VERSION_MISMATCH),
  *   anything about UVM or the GPU nodes -> 0 (NVML does not use them).

@@ -1,5 +1,5 @@
 /* NVIDIA driver ABI constants shared by the test doubles (fake kernel,
- * fake libcuda, fake NVML).  Every number comes from /work/shared/nvidia-abi.md
+ * fake libcuda, fake NVML).  Every number comes from tracer/decode/ABI.md
  * (which cites NVIDIA/open-gpu-kernel-modules 595.45.04 and the observed
  * 580.159.04 trace); the section is named next to each group.  The doubles
  * model the 580.159.04 kernel module: where a size changed across versions,
@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 
-/* ---- §1: request encoding on the nvidia frontend ----------------------- */
+/* ---- ABI.md §1: request encoding on the nvidia frontend ---------------- */
 #define RIG_NV_MAGIC          0x46u            /* 'F' */
 #define RIG_IOC_NR(req)       ((unsigned)(req) & 0xFFu)
 #define RIG_IOC_SIZE(req)     (((unsigned)(req) >> 16) & 0x3FFFu)
@@ -22,7 +22,7 @@
                                (RIG_NV_MAGIC << 8) | (unsigned long)(nr))
 #define RIG_MAX_IOCTL_SIZE    16384u           /* NV_ABSOLUTE_MAX_IOCTL_SIZE */
 
-/* ---- §2a: frontend escapes (NV_IOCTL_BASE 200 + k) --------------------- */
+/* ---- ABI.md §2a: frontend escapes (NV_IOCTL_BASE 200 + k) -------------- */
 #define NV_ESC_CARD_INFO            200
 #define NV_ESC_REGISTER_FD          201
 #define NV_ESC_ALLOC_OS_EVENT       206
@@ -38,7 +38,7 @@
 #define NV_ESC_EXPORT_TO_DMABUF_FD  217
 #define NV_ESC_WAIT_OPEN_COMPLETE   218
 
-/* ---- §2b: RM escapes ----------------------------------------------------- */
+/* ---- ABI.md §2b: RM escapes ---------------------------------------------- */
 #define NV_ESC_RM_ALLOC_MEMORY      0x27
 #define NV_ESC_RM_ALLOC_OBJECT      0x28
 #define NV_ESC_RM_FREE              0x29
@@ -59,7 +59,7 @@
 #define NV_ESC_RM_BIND_CONTEXT_DMA  0x59
 #define NV_ESC_RM_UPDATE_DEVICE_MAPPING_INFO 0x5E
 
-/* ---- §3: parameter block sizes and status offsets ---------------------- */
+/* ---- ABI.md §3: parameter block sizes and status offsets --------------- */
 #define RIG_CARD_INFO_SIZE     72    /* nv_ioctl_card_info_t */
 #define RIG_CARD_VALID         0
 #define RIG_CARD_PCI_DOMAIN    4
@@ -91,7 +91,7 @@
 #define RIG_NVOS02_FD_SIZE     56    /* RM_ALLOC_MEMORY with fd, status @40 */
 #define RIG_NVOS33_FD_SIZE     56    /* RM_MAP_MEMORY with fd, status @40 */
 
-/* ---- §5: NV_STATUS values used by the doubles ---------------------------- */
+/* ---- ABI.md §5: NV_STATUS values used by the doubles --------------------- */
 #define NV_OK                          0x00000000u
 #define NV_ERR_BUFFER_TOO_SMALL        0x00000002u
 #define NV_ERR_BUSY_RETRY              0x00000003u
@@ -109,7 +109,7 @@
 #define NV_ERR_GENERIC                 0x0000FFFFu
 #define NV_WARN_NOTHING_TO_DO          0x00010006u
 
-/* ---- §7: RM classes and control commands ------------------------------- */
+/* ---- ABI.md §7: RM classes and control commands ------------------------ */
 #define NV01_ROOT               0x0000u
 #define NV01_ROOT_NON_PRIV      0x0001u
 #define NV01_ROOT_CLIENT        0x0041u
@@ -165,7 +165,7 @@
 #define RIG_GID_FORMAT_MASK        3u
 #define RIG_GID_FORMAT_BINARY      2u
 
-/* ---- §6: UVM (plain request numbers, size implied by the command) ------- */
+/* ---- ABI.md §6: UVM (plain request numbers, size implied by the command) ------- */
 #define UVM_INITIALIZE                0x30000001ul
 #define UVM_DEINITIALIZE              0x30000002ul
 #define UVM_CREATE_RANGE_GROUP        23
@@ -199,7 +199,7 @@
 #define RIG_UVM_MAP_EXT_HMEMORY       9256
 #define RIG_UVM_MAP_EXT_STATUS        9260
 
-/* ---- §8: device numbers ------------------------------------------------- */
+/* ---- ABI.md §8: device numbers ------------------------------------------ */
 #define RIG_NV_MAJOR        195
 #define RIG_NV_CTL_MINOR    255
 #define RIG_UVM_MAJOR       238   /* dynamic; the value observed on the 580 VM */

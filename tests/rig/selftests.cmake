@@ -1,6 +1,6 @@
 # Rig self-tests: every program against the doubles WITHOUT the shim, each
 # fault produced by a fake-kernel knob.  The expected codes are the measured
-# real-driver results (real-driver-580.md); where a code comes from the real
+# real-driver results (tracer/decode/ABI.md Appendix C); where a code comes from the real
 # libcudart the test says so.
 
 # cutrace_rig_test(NAME [STATUS n] [QUIET] [EXPECT line...] [ABSENT line...]
@@ -75,7 +75,7 @@ cutrace_rig_test(probe.kernel_older_branch STATUS 1 ENV ${_env} FAKENV_KERNEL_VE
 # the same branch, an older minor or a newer patch: accepted (measured)
 cutrace_rig_test(probe.kernel_same_branch STATUS 0 ENV ${_env} FAKENV_KERNEL_VERSION=580.95.05
   COMMAND ${_probe} EXPECT "cuInit(0) = 0 (CUDA_SUCCESS)")
-# Only libcuda is stale: CUDA fails while NVML is fine (failure-catalog B.1).
+# Only libcuda is stale: CUDA fails while NVML is fine (failure catalog B.1, SCENARIOS.md).
 cutrace_rig_test(probe.libcuda_stale STATUS 1 ENV ${_env} FAKECUDA_VERSION=580.65.06
   COMMAND ${_probe} --nvml
   EXPECT "cuInit(0) = 803 (CUDA_ERROR_SYSTEM_DRIVER_MISMATCH)" "nvmlInit_v2() = 0 (Success)")

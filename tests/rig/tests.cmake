@@ -55,7 +55,7 @@ set_target_properties(cutrace_fakenv_selftest PROPERTIES OUTPUT_NAME fakenv_self
   RUNTIME_OUTPUT_DIRECTORY ${CUTRACE_RIG_DIR})
 target_link_libraries(cutrace_fakenv_selftest PRIVATE pthread)
 
-# The toolkit's stub libcuda under the name programs load (failure-catalog B.3).
+# The toolkit's stub libcuda under the name programs load (failure catalog B.3, SCENARIOS.md).
 file(MAKE_DIRECTORY ${CUTRACE_STUBCUDA_DIR})
 if(EXISTS ${CUTRACE_CUDA_LIB_DIR}/stubs/libcuda.so)
   file(CREATE_LINK ${CUTRACE_CUDA_LIB_DIR}/stubs/libcuda.so ${CUTRACE_STUBCUDA_DIR}/libcuda.so.1 SYMBOLIC)

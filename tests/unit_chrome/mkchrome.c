@@ -73,7 +73,7 @@ static void open_call(struct ct_synth *s, const char *path, uint32_t node, uint6
 	ct_synth_commit(s);
 }
 
-/* NVOS54 (fact sheet §3): hClient @0, hObject @4, cmd @8, status @28 */
+/* NVOS54 (tracer/decode/ABI.md §3): hClient @0, hObject @4, cmd @8, status @28 */
 static void rm_control(struct ct_synth *s, uint32_t cmd, uint32_t status)
 {
 	uint32_t blk[8] = { 0xc1d00001, 0xc1d00001, cmd, 0, 0, 0, 0, 0 };

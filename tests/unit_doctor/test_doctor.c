@@ -210,7 +210,7 @@ START_TEST(t_nvrm_version)
 	char v[32];
 	const char *fl;
 
-	/* open module, as measured on the 580 machine (nvidia-abi.md §8) */
+	/* open module, as measured on the 580 machine (tracer/decode/ABI.md §8) */
 	ck_assert_int_eq(ct_parse_nvrm_version("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  "
 					       "580.159.04  Release Build  (nixbld@)  ", v, sizeof v, &fl), 0);
 	ck_assert_str_eq(v, "580.159.04");
@@ -275,8 +275,8 @@ START_TEST(t_cuda_version_parse)
 }
 END_TEST
 
-/* The seed article's matrix (section 4), plus the measured CUDA 13 rows of
- * real-driver-580.md (cudart 13 on a driver reporting 12.4/12.9/11.4: 35). */
+/* NVIDIA's CUDA compatibility matrix (tracer/diag/compat.c), plus the
+ * measured CUDA 13 rows of tracer/decode/ABI.md Appendix C (cudart 13 on a driver reporting 12.4/12.9/11.4: 35). */
 START_TEST(t_compat_matrix)
 {
 	struct ct_compat c;

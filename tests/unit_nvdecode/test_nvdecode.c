@@ -1,6 +1,6 @@
 /*
  * ct_nv_decode on synthetic events built like shim/capture.c records them.
- * Each test names the fact-sheet section (/work/shared/nvidia-abi.md) or
+ * Each test names the section of tracer/decode/ABI.md (§N) or the
  * decoder pitfall (§11.n) it checks.
  */
 #define _GNU_SOURCE
@@ -31,7 +31,7 @@ static const struct ct_nv_ioctl *dec(uint32_t drv)
 
 #define HAS(hay, needle) ck_assert_msg(strstr((hay), (needle)), "'%s' lacks '%s'", (hay), (needle))
 
-/* ---- §4 CHECK_VERSION_STR --------------------------------------------------------- */
+/* ---- ABI.md §4 CHECK_VERSION_STR -------------------------------------------------- */
 
 static void version_block(unsigned char *b, uint32_t cmd, uint32_t reply, const char *v)
 {
@@ -49,7 +49,7 @@ START_TEST(version_str_mismatch)
 	version_block(b, 0, 0, "580.159.04");
 	sev_efield(&S, CT_FLD_BLOCK, b, 72);
 	/* the kernel sets reply, writes its own version over the client's and
-	 * returns -EINVAL, but still copies the block back (§4, §11.5) */
+	 * returns -EINVAL, but still copies the block back (ABI.md §4, §11.5) */
 	sev_exit(&S, -1, EINVAL);
 	version_block(b, 0, 1, "575.51.02");
 	sev_xfield(&S, CT_FLD_BLOCK, b, 72);
@@ -98,7 +98,7 @@ START_TEST(version_str_match_query_unprocessed)
 	ck_assert_str_eq(D.handshake.kernel, "580.159.04");
 	HAS(D.summary, "CHECK_VERSION_STR query kernel 580.159.04");
 
-	/* on /dev/nvidia0 the kernel rejects it before setting reply (§4) */
+	/* on /dev/nvidia0 the kernel rejects it before setting reply (ABI.md §4) */
 	sev_ioctl(&S, 6, NODE_GPU(0), 0xC04846D2u, 72);
 	version_block(b, 0, 0, "580.159.04");
 	sev_efield(&S, CT_FLD_BLOCK, b, 72);
@@ -112,7 +112,7 @@ START_TEST(version_str_match_query_unprocessed)
 }
 END_TEST
 
-/* ---- RM statuses (§1 "transport result vs RM status", §11.1) ------------------------ */
+/* ---- RM statuses (ABI.md §1 "transport result vs RM status", §11.1) ----------------- */
 
 static void nvos64(unsigned char *b, uint32_t root, uint32_t parent, uint32_t obj, uint32_t cls,
 		   uint32_t status)
@@ -147,7 +147,7 @@ START_TEST(rm_alloc_status_and_root_client)
 	ck_assert(D.u.alloc.nvos64);
 	ck_assert_str_eq(D.summary, "RM_ALLOC KEPLER_CHANNEL_GROUP_A -> NV_ERR_INVALID_CLASS");
 
-	/* class 0 in, 0x41 out, RM-chosen handle (§11.15, §4) */
+	/* class 0 in, 0x41 out, RM-chosen handle (ABI.md §11.15, §4) */
 	sev_ioctl(&S, 5, NODE_CTL, 0xC030462Bu, 48);
 	nvos64(b, 0, 0, 0, 0, 0);
 	sev_efield(&S, CT_FLD_BLOCK, b, 48);
@@ -221,13 +221,13 @@ START_TEST(rm_control_and_free_status)
 }
 END_TEST
 
-/* ---- §6 UVM rmStatus, incl. the tail of a big block ---------------------------------- */
+/* ---- ABI.md §6 UVM rmStatus, incl. the tail of a big block --------------------------- */
 
 START_TEST(uvm_status_head_and_tail)
 {
 	unsigned char b[40] = { 0 };
 
-	/* §11.2: plain number 37, never _IOC-decoded */
+	/* ABI.md §11.2: plain number 37, never _IOC-decoded */
 	sev_ioctl(&S, 9, NODE_UVM, 37, 40);
 	memset(b, 0xab, 16);
 	put32(b, 24, 8);           /* rmCtrlFd */
@@ -283,7 +283,7 @@ START_TEST(uvm_warning_is_not_failure)
 {
 	unsigned char b[8] = { 0 };
 
-	/* §6, §11.11: MM_INITIALIZE may return NV_WARN_NOTHING_TO_DO */
+	/* ABI.md §6, §11.11: MM_INITIALIZE may return NV_WARN_NOTHING_TO_DO */
 	sev_ioctl(&S, 10, NODE_UVM, 75, 8);
 	put32(b, 0, 9);
 	sev_efield(&S, CT_FLD_BLOCK, b, 8);
@@ -301,7 +301,7 @@ START_TEST(uvm_warning_is_not_failure)
 }
 END_TEST
 
-/* ---- §2a NUMA_INFO: a NUMA state, not an NV_STATUS (§11.12) ---------------------------- */
+/* ---- ABI.md §2a NUMA_INFO: a NUMA state, not an NV_STATUS (§11.12) --------------------- */
 
 START_TEST(numa_state)
 {
@@ -328,7 +328,7 @@ START_TEST(numa_state)
 }
 END_TEST
 
-/* ---- §1 size validation: short and oversized blocks ------------------------------------ */
+/* ---- ABI.md §1 size validation: short and oversized blocks ----------------------------- */
 
 START_TEST(short_and_oversized_blocks)
 {
@@ -378,7 +378,7 @@ START_TEST(short_and_oversized_blocks)
 }
 END_TEST
 
-/* ---- §1 XFER ------------------------------------------------------------------------ */
+/* ---- ABI.md §1 XFER ----------------------------------------------------------------- */
 
 /* the enter record of NV_ESC_IOCTL_XFER_CMD on nvidiactl wrapping escape 0x2A
  * (RM_CONTROL) of inner_size bytes at inner_ptr, as the shim records it: the
@@ -528,7 +528,7 @@ START_TEST(unreadable_blocks)
 }
 END_TEST
 
-/* ---- §2 node rules (§11.9) ---------------------------------------------------------- */
+/* ---- ABI.md §2 node rules (§11.9) --------------------------------------------------- */
 
 START_TEST(wrong_nodes)
 {
@@ -553,7 +553,7 @@ START_TEST(wrong_nodes)
 	HAS(D.warning, "SYS_PARAMS must go to /dev/nvidiactl, sent to nvidia0");
 
 	/* RM_CONTROL on /dev/nvidia0: rejected before RM, the status field is
-	 * whatever the caller left there (§11.9) */
+	 * whatever the caller left there (ABI.md §11.9) */
 	unsigned char ctl[32];
 	nvos54(ctl, 1, 1, 0x101, 40, 0x1f);
 	sev_ioctl(&S, 6, NODE_GPU(0), 0xC020462Au, 32);
@@ -565,7 +565,7 @@ START_TEST(wrong_nodes)
 	HAS(D.warning, "RM_CONTROL must go to /dev/nvidiactl, sent to nvidia0");
 	ck_assert_str_eq(D.summary, "RM_CONTROL NV0000_CTRL_CMD_SYSTEM_GET_BUILD_VERSION -> -1 EINVAL");
 
-	/* event classes may be allocated on any node (§2b) */
+	/* event classes may be allocated on any node (ABI.md §2b) */
 	unsigned char a[48];
 	nvos64(a, 0xc1d0001a, 0x5c000003, 0x5c000020, 0x79, 0);
 	sev_ioctl(&S, 6, NODE_GPU(0), 0xC030462Bu, 48);
@@ -610,7 +610,7 @@ START_TEST(wrong_nodes)
 }
 END_TEST
 
-/* ---- §3, §10: NVOS21 status offset by driver version (§11.4) -------------------------- */
+/* ---- ABI.md §3, §10: NVOS21 status offset by driver version (§11.4) ------------------- */
 
 START_TEST(nvos21_status_by_version)
 {
@@ -636,7 +636,7 @@ START_TEST(nvos21_status_by_version)
 }
 END_TEST
 
-/* ---- §5, §11.10: 0x8B by version -------------------------------------------------------- */
+/* ---- ABI.md §5, §11.10: 0x8B by version ------------------------------------------------- */
 
 START_TEST(status_0x8b_by_version)
 {
@@ -666,7 +666,7 @@ START_TEST(status_0x8b_by_version)
 }
 END_TEST
 
-/* ---- §7, §10: control payload sizes that changed by version ------------------------------ */
+/* ---- ABI.md §7, §10: control payload sizes that changed by version ----------------------- */
 
 START_TEST(control_params_size_by_version)
 {
@@ -755,7 +755,7 @@ START_TEST(unknown_values_structural)
 }
 END_TEST
 
-/* ---- CARD_INFO (§3) --------------------------------------------------------------------- */
+/* ---- CARD_INFO (ABI.md §3) -------------------------------------------------------------- */
 
 START_TEST(card_info_entries)
 {
@@ -787,7 +787,7 @@ START_TEST(card_info_entries)
 }
 END_TEST
 
-/* ---- §4 GET_BUILD_VERSION (libcuda's handshake) and _V2 --------------------------------- */
+/* ---- ABI.md §4 GET_BUILD_VERSION (libcuda's handshake) and _V2 -------------------------- */
 
 static void build_version_event(const char *drvv, uint32_t status)
 {
@@ -905,7 +905,7 @@ START_TEST(build_version_v2_layouts)
 }
 END_TEST
 
-/* ---- §2a WAIT_OPEN_COMPLETE, OS events, injection, no return ---------------------------- */
+/* ---- ABI.md §2a WAIT_OPEN_COMPLETE, OS events, injection, no return --------------------- */
 
 START_TEST(wait_open_and_misc)
 {
@@ -954,7 +954,7 @@ START_TEST(wait_open_and_misc)
 }
 END_TEST
 
-/* ---- §8 device map: classify by major:minor (§11.13) ------------------------------------ */
+/* ---- ABI.md §8 device map: classify by major:minor (§11.13) ----------------------------- */
 
 static void open_event(struct sev *s, const char *path, int fd, uint64_t rdev)
 {

@@ -924,7 +924,7 @@ START_TEST(t_driver_version)
 	mk_tmpdir();
 	ck_assert_uint_eq(drv_of(nv_open_text, NULL, s, sizeof s), 580159004u);
 	ck_assert_str_eq(s, "580.159.04");
-	/* the proprietary module's title (fact sheet §8) */
+	/* the proprietary module's title (tracer/decode/ABI.md §8) */
 	ck_assert_uint_eq(drv_of("NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 "
 				 "01:15:15 UTC 2023\nGCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n",
 				 NULL, s, sizeof s), 535104005u);

@@ -1,5 +1,5 @@
 /*
- * Name tables against the fact sheet /work/shared/nvidia-abi.md (section in
+ * Name tables against tracer/decode/ABI.md (section in
  * each test's comment), the real CUDA 13.0 headers and this platform's libc.
  */
 #define _GNU_SOURCE
@@ -17,7 +17,7 @@
 #define V580 CT_DRV(580, 159, 4)
 #define V595 CT_DRV(595, 45, 4)
 
-/* ---- §2a frontend escapes -------------------------------------------------- */
+/* ---- ABI.md §2a frontend escapes ------------------------------------------- */
 
 struct esc_expect {
 	const char *name;
@@ -64,9 +64,9 @@ START_TEST(frontend_escapes_2a)
 	check_escapes(x, sizeof x / sizeof x[0], V595);
 	check_escapes(x, sizeof x / sizeof x[0], 0);
 
-	/* the full request word works too: only nr & 0xFF matters (§1) */
+	/* the full request word works too: only nr & 0xFF matters (ABI.md §1) */
 	ck_assert_str_eq(ct_nv_escape(0xC90046C8u, 2304, V580)->name, "NV_ESC_CARD_INFO");
-	/* NUMA_INFO's status is a NUMA state, not an NV_STATUS (§2a, §11.12) */
+	/* NUMA_INFO's status is a NUMA state, not an NV_STATUS (ABI.md §2a, §11.12) */
 	ck_assert(ct_nv_escape(215, 560, V580)->flags & CT_ESC_F_NUMA_STATUS);
 	ck_assert(!(ct_nv_escape(206, 16, V580)->flags & CT_ESC_F_NUMA_STATUS));
 	ck_assert(ct_nv_escape(200, 2304, V580)->flags & CT_ESC_F_ARRAY);
@@ -86,7 +86,7 @@ START_TEST(frontend_escapes_2a)
 }
 END_TEST
 
-/* ---- §2b RM escapes -------------------------------------------------------- */
+/* ---- ABI.md §2b RM escapes ------------------------------------------------- */
 
 START_TEST(rm_escapes_2b)
 {
@@ -133,7 +133,7 @@ START_TEST(rm_escapes_2b)
 }
 END_TEST
 
-/* §3 / §10: NVOS21 vs NVOS64 per version, chosen by version not size */
+/* ABI.md §3 / §10: NVOS21 vs NVOS64 per version, chosen by version not size */
 START_TEST(rm_alloc_per_version)
 {
 	const struct ct_nv_escape *e;
@@ -174,7 +174,7 @@ START_TEST(rm_alloc_per_version)
 }
 END_TEST
 
-/* ---- §5 NV_STATUS ---------------------------------------------------------- */
+/* ---- ABI.md §5 NV_STATUS --------------------------------------------------- */
 
 START_TEST(nv_status_5)
 {
@@ -212,7 +212,7 @@ START_TEST(nv_status_5)
 	ck_assert(ct_nv_status_is_warning(0x10001));
 	ck_assert(ct_nv_status_is_warning(0x10006));
 
-	/* 151 names in 595.45.04 (§5): the newest row of every value */
+	/* 151 names in 595.45.04 (ABI.md §5): the newest row of every value */
 	unsigned newest = 0;
 	for (uint32_t v = 0; v <= 0x10010; v++)
 		if (ct_nv_status_name(v, V595))
@@ -252,7 +252,7 @@ START_TEST(nv_status_versions)
 }
 END_TEST
 
-/* ---- §7 classes and controls ----------------------------------------------- */
+/* ---- ABI.md §7 classes and controls ---------------------------------------- */
 
 START_TEST(rm_classes_7)
 {
@@ -304,7 +304,7 @@ START_TEST(rm_controls_7)
 		ck_assert_str_eq(ct_rm_control_name(x[i].v), x[i].name);
 		ck_assert_str_eq(ct_rm_control_describe(x[i].v, buf, sizeof buf), x[i].name);
 	}
-	/* legacy GSS and BINAPI controls have no public name (§7) */
+	/* legacy GSS and BINAPI controls have no public name (ABI.md §7) */
 	ck_assert_ptr_null(ct_rm_control_name(0x20808159));
 	ck_assert_ptr_null(ct_rm_control_name(0x20808162));
 	ck_assert_ptr_null(ct_rm_control_name(0x20810108));
@@ -330,7 +330,7 @@ START_TEST(rm_controls_7)
 }
 END_TEST
 
-/* ---- §6 UVM ---------------------------------------------------------------- */
+/* ---- ABI.md §6 UVM --------------------------------------------------------- */
 
 START_TEST(uvm_init_commands_6)
 {
@@ -423,7 +423,7 @@ START_TEST(uvm_versions_6)
 }
 END_TEST
 
-/* ---- CUDA headers (§9) and NVML -------------------------------------------- */
+/* ---- CUDA headers (ABI.md §9) and NVML ------------------------------------- */
 
 START_TEST(cuda_results_9)
 {
@@ -442,13 +442,13 @@ START_TEST(cuda_results_9)
 		ck_assert_int_eq(ct_cu_result_from_name(x[i].name, &v), 0);
 		ck_assert_int_eq(v, x[i].v);
 	}
-	/* 35 is not a CUresult (§9, §11.16) */
+	/* 35 is not a CUresult (ABI.md §9, §11.16) */
 	ck_assert_ptr_null(ct_cu_result_name(35));
 	ck_assert_ptr_null(ct_cu_result_name(-1));
 	ck_assert_ptr_null(ct_cu_result_name(1000));
 	ck_assert_int_eq(ct_cu_result_from_name("CUDA_ERROR_NOPE", &v), -1);
 	ck_assert_int_eq(ct_cu_result_from_name("100", &v), -1);
-	ck_assert_int_eq(CT_GEN_CU_RESULTS_N, 101); /* §9: 101 enumerators */
+	ck_assert_int_eq(CT_GEN_CU_RESULTS_N, 101); /* ABI.md §9: 101 enumerators */
 
 	ck_assert_str_eq(ct_cudart_error_name(0), "cudaSuccess");
 	ck_assert_str_eq(ct_cudart_error_name(35), "cudaErrorInsufficientDriver");
@@ -594,7 +594,7 @@ START_TEST(version_parse)
 	ck_assert_uint_eq(ct_drv_version_parse("580.159.04\n"), 580159004u);
 	ck_assert_uint_eq(ct_drv_version_parse("595.45.04"), CT_DRV(595, 45, 4));
 	ck_assert_uint_eq(ct_drv_version_parse("550.54"), CT_DRV(550, 54, 0));
-	/* §8: the observed /proc/driver/nvidia/version */
+	/* ABI.md §8: the observed /proc/driver/nvidia/version */
 	ck_assert_uint_eq(ct_drv_version_parse(
 		"NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (nixbld@)  \n"
 		"GCC version:  gcc version 15.3.0 (GCC) \n"), 580159004u);
@@ -734,7 +734,7 @@ START_TEST(shim_tables_agree)
 		ck_assert(!(e->flags & CT_ESC_F_NUMA_STATUS));
 		ck_assert_uint_ne(s->nr, 215); /* NUMA_INFO: a NUMA state, never injected as NV_STATUS */
 	}
-	/* spot checks (§2b, §3): RM_ALLOC NVOS64 @40, NVOS21 @24 then @28 from 535.43.02 */
+	/* spot checks (ABI.md §2b, §3): RM_ALLOC NVOS64 @40, NVOS21 @24 then @28 from 535.43.02 */
 	unsigned hits = 0;
 	for (unsigned i = 0; i < CT_GEN_ESC_STATUS_N; i++) {
 		const struct ct_gen_esc_status *s = &ct_gen_esc_status[i];

@@ -1,4 +1,4 @@
-# Name tables (tracer/decode/xlat.c + generated data) against the fact sheet, the
+# Name tables (tracer/decode/xlat.c + generated data) against tracer/decode/ABI.md, the
 # CUDA headers and libc; and the shim's generated header on its own.
 if(NOT CUTRACE_GEN_DIR)
   set(CUTRACE_GEN_DIR ${CMAKE_BINARY_DIR}/gen)

@@ -29,7 +29,7 @@ int ct_version_cmp(const char *a, const char *b);
  * The version token of /proc/driver/nvidia/version's NVRM line, or of
  * /sys/module/nvidia/version: the first blank-separated token N.N[.N] after
  * the module's title (the title differs between the open and the
- * proprietary module, see decode/ABI.md "Device nodes, /proc and /sys");
+ * proprietary module, see tracer/decode/ABI.md §8);
  * never a version past the NVRM line (the GCC line has one too).  flavor
  * (may be NULL): "open", "proprietary" or "unknown".  0, or -1 with ver "".
  */

@@ -1,6 +1,6 @@
 /*
  * cutrace probe: the bare driver probe (dlopen libcuda.so.1, cuInit, device
- * enumeration; /work/shared/seeds/001) under the shim, then its timeline and
+ * enumeration; tracer/probe/probe.c) under the shim, then its timeline and
  * the verdict.  It needs no GPU and no CUDA program of the user's: it is the
  * first thing to run on a machine where CUDA does not start.
  */

@@ -1,5 +1,5 @@
 /*
- * NVIDIA ioctl decoder (see nvdecode.h).  Facts: /work/shared/nvidia-abi.md,
+ * NVIDIA ioctl decoder (see nvdecode.h).  Facts: ABI.md (in this folder),
  * cited by section; "§11.n" is the decoder-pitfall checklist item the code
  * follows.  All reads of recorded bytes are bounds-checked: a block may be
  * shorter than its size says (CT_RF_UNREADABLE, caps in shim/capture.c).
@@ -20,7 +20,7 @@
 #define snprintf ct_snprintf
 #define vsnprintf ct_vsnprintf
 
-/* escape numbers the decoder treats specially (§2a, §2b) */
+/* escape numbers the decoder treats specially (ABI.md §2a, §2b) */
 enum {
 	NR_RM_ALLOC_MEMORY = 0x27, NR_RM_FREE = 0x29, NR_RM_CONTROL = 0x2A, NR_RM_ALLOC = 0x2B,
 	NR_RM_MAP_MEMORY = 0x4E, NR_RM_UNMAP_MEMORY = 0x4F, NR_RM_UPDATE_MAPPING = 0x5E,
@@ -28,7 +28,7 @@ enum {
 	NR_STATUS_CODE = 209, NR_CHECK_VERSION_STR = 210, NR_XFER = 211, NR_ATTACH_GPUS = 212,
 	NR_SYS_PARAMS = 214, NR_NUMA_INFO = 215, NR_WAIT_OPEN = 218,
 };
-/* UVM commands with decoded arguments (§6) */
+/* UVM commands with decoded arguments (ABI.md §6) */
 enum {
 	UVM_CREATE_RANGE_GROUP = 23, UVM_REGISTER_GPU_VASPACE = 25, UVM_UNREGISTER_GPU_VASPACE = 26,
 	UVM_REGISTER_CHANNEL = 27, UVM_MAP_EXTERNAL_ALLOCATION = 33, UVM_REGISTER_GPU = 37,
@@ -43,7 +43,7 @@ enum {
 #define CMD_GPU_GET_PROBED_IDS   0x214u
 #define CMD_GPU_ATTACH_IDS       0x215u
 #define CARD_ENTRY 72u
-#define GPU_INVALID_ID 0xFFFFFFFFu /* NV0000_CTRL_GPU_INVALID_ID (§7) */
+#define GPU_INVALID_ID 0xFFFFFFFFu /* NV0000_CTRL_GPU_INVALID_ID (ABI.md §7) */
 
 /* [since, until) holds drv; drv 0 (unknown) takes only open-ended rows */
 static bool drv_in(uint32_t since, uint32_t until, uint32_t drv)
@@ -358,7 +358,7 @@ const char *ct_nv_hs_source_name(enum ct_nv_hs_source s)
 	}
 }
 
-/* NV_IOCTL_NUMA_STATUS_* (§2a NUMA_INFO) */
+/* NV_IOCTL_NUMA_STATUS_* (ABI.md §2a NUMA_INFO) */
 const char *ct_nv_numa_state_name(int32_t state)
 {
 	static const char *const names[] = { "DISABLED", "OFFLINE", "ONLINE_IN_PROGRESS", "ONLINE",
@@ -441,7 +441,7 @@ static void dec_card_info(struct dctx *c)
 	SUM(o, "CARD_INFO");
 	if (!c->ev->has_exit || c->ev->ret < 0)
 		return;
-	/* the kernel zeroes every entry and marks the filled ones valid (§2a) */
+	/* the kernel zeroes every entry and marks the filled ones valid (ABI.md §2a) */
 	avail = c->after.have ? c->after.head.len / CARD_ENTRY : 0;
 	if (avail < n) {
 		/* the shim keeps 4096 bytes = 56 entries */
@@ -484,7 +484,7 @@ static const char *version_cmd_name(uint32_t cmd, uint32_t drv)
 {
 	if (cmd == '1')
 		return "relaxed";
-	if (cmd == '2') /* meant OVERRIDE before 530.30.02 (§4, §10) */
+	if (cmd == '2') /* meant OVERRIDE before 530.30.02 (ABI.md §4, §10) */
 		return (drv && drv < CT_DRV(530, 30, 2)) ? "override" : "query";
 	return "strict"; /* 0 and anything else: exact comparison */
 }
@@ -512,11 +512,11 @@ static void dec_check_version(struct dctx *c)
 	h->reply = blk_u32_or(&c->after, 4, 0);
 	blk_str(&c->after, 8, 64, after_str, sizeof after_str);
 	if (h->reply != 1) {
-		/* the kernel sets reply = 1 first for every size-valid request (§4) */
+		/* the kernel sets reply = 1 first for every size-valid request (ABI.md §4) */
 		warnf(o, "reply %u: the kernel did not process the version check", (unsigned)h->reply);
 		h->result = CT_NV_HS_UNKNOWN;
 	} else if (c->ev->ret < 0 && c->ev->err == EINVAL && strcmp(after_str, h->client)) {
-		/* a mismatch: the kernel wrote its own version over the client's (§4, §11.5) */
+		/* a mismatch: the kernel wrote its own version over the client's (ABI.md §4, §11.5) */
 		snprintf(h->kernel, sizeof h->kernel, "%s", after_str);
 		h->result = CT_NV_HS_MISMATCH;
 	} else if (c->ev->ret >= 0) {
@@ -544,7 +544,7 @@ static void dec_numa(struct dctx *c)
 	SUM(o, "NUMA_INFO");
 	if (!c->ev->has_exit || c->ev->ret < 0)
 		return;
-	/* status @4 is an NV_IOCTL_NUMA_STATUS_* state, not an NV_STATUS (§11.12) */
+	/* status @4 is an NV_IOCTL_NUMA_STATUS_* state, not an NV_STATUS (ABI.md §11.12) */
 	o->u.numa.nid = blk_i32(&c->after, 0, &v) ? v : -1;
 	if (blk_i32(&c->after, 4, &v)) {
 		o->u.numa.state = v;
@@ -626,7 +626,7 @@ static void dec_frontend_args(struct dctx *c)
 		o->args = CT_NV_A_WAIT_OPEN;
 		SUM(o, "WAIT_OPEN_COMPLETE");
 		if (c->ev->has_exit && blk_i32(out, 0, &rc)) {
-			/* rc: 0 or the negative errno of the deferred open (§8, §11.14) */
+			/* rc: 0 or the negative errno of the deferred open (ABI.md §8, §11.14) */
 			o->u.wait_open.rc = rc;
 			if (rc)
 				snprintf(c->out, sizeof c->out, "open failed: rc %d (%s)", (int)rc,
@@ -673,7 +673,7 @@ static void build_version(struct dctx *c)
 	h->source = CT_NV_HS_BUILD_VERSION;
 	if (!c->ev->has_exit)
 		return;
-	/* payload (40 bytes, §4): changelists @32/@36; strings behind pointers
+	/* payload (40 bytes, ABI.md §4): changelists @32/@36; strings behind pointers
 	 * arrive as STRING fields (index 0 driverVersion, 1 version, 2 title) */
 	if (c->have_payload && c->payload.len >= 40) {
 		memcpy(&h->changelist, c->payload.p + 32, 4);
@@ -699,7 +699,8 @@ static void build_version(struct dctx *c)
 		snprintf(c->out, sizeof c->out, "driver %.100s", h->kernel);
 }
 
-/* _V2 (0x13E): strings inline, 256 bytes each; 560.28.03 inserted driverBranch (§4, §10) */
+/* _V2 (0x13E): strings inline, 256 bytes each; 560.28.03 inserted
+ * driverBranch (ABI.md §4, §10) */
 static void build_version_v2(struct dctx *c)
 {
 	struct ct_nv_ioctl *o = c->o;
@@ -747,8 +748,8 @@ static void build_version_v2(struct dctx *c)
 /*
  * paramsSize of controls whose layout changed between driver versions: a
  * client library built for another driver sends the other size, and RM
- * rejects it (NV_ERR_INVALID_ARGUMENT / _INVALID_PARAM_STRUCT, §7).
- * From nvidia-abi.md §7 "Control commands used around init" and §10; rows
+ * rejects it (NV_ERR_INVALID_ARGUMENT / _INVALID_PARAM_STRUCT, ABI.md §7).
+ * From ABI.md §7 (control payloads) and §10; rows
  * marked approx start at the branch of the first tag known to have the size.
  */
 static const struct ctrl_size {
@@ -833,7 +834,7 @@ static void dec_control_payload(struct dctx *c)
 	    o->u.control.cmd != CMD_GPU_GET_INIT_STATUS)
 		return;
 	switch (o->u.control.cmd) {
-	case CMD_GPU_GET_ATTACHED_IDS: /* gpuIds[32] (§7) */
+	case CMD_GPU_GET_ATTACHED_IDS: /* gpuIds[32] (ABI.md §7) */
 		appendf(c->out, sizeof c->out, "ids ");
 		ctrl_ids(p, 0, 32, c->out, sizeof c->out);
 		break;
@@ -890,7 +891,7 @@ static void dec_rm_control(struct dctx *c)
 		sum_str(o, "RM_CONTROL ", n);
 		return;
 	}
-	/* §11.8: unnamed controls are described by class/category/index */
+	/* ABI.md §11.8: unnamed controls are described by class/category/index */
 	n = ct_rm_control_name(o->u.control.cmd);
 	o->u.control.cmd_named = n != NULL;
 	if (n) {
@@ -899,7 +900,7 @@ static void dec_rm_control(struct dctx *c)
 	} else {
 		uint32_t cls = o->u.control.cmd >> 16, catb = (o->u.control.cmd >> 8) & 0xffu;
 		ct_rm_control_describe(o->u.control.cmd, o->u.control.cmd_name, sizeof o->u.control.cmd_name);
-		/* legacy GSS (bit 15) and NV2081 BINAPI controls have no public name (§7) */
+		/* legacy GSS (bit 15) and NV2081 BINAPI controls have no public name (ABI.md §7) */
 		o->u.control.cmd_structural = (catb & 0x80u) || cls == 0x2081u;
 		if (!o->u.control.cmd_structural)
 			o->unknown |= CT_NV_UNK_CONTROL;
@@ -910,7 +911,7 @@ static void dec_rm_control(struct dctx *c)
 
 static bool event_class(uint32_t cls)
 {
-	/* NV01_EVENT, _KERNEL_CALLBACK, _OS_EVENT, _KERNEL_CALLBACK_EX: any node (§2b) */
+	/* NV01_EVENT, _KERNEL_CALLBACK, _OS_EVENT, _KERNEL_CALLBACK_EX: any node (ABI.md §2b) */
 	return cls == 0x05 || cls == 0x78 || cls == 0x79 || cls == 0x7E;
 }
 
@@ -930,7 +931,7 @@ static void dec_rm_alloc(struct dctx *c, const struct ct_nv_escape *e)
 	o->u.alloc.pAllocParms = blk_u64_or(in, 16, 0);
 	if (o->u.alloc.nvos64) {
 		o->u.alloc.pRightsRequested = blk_u64_or(in, 24, 0);
-		/* 535+: paramsSize @32, flags @36; 525-530: flags @32 (§3, §10) */
+		/* 535+: paramsSize @32, flags @36; 525-530: flags @32 (ABI.md §3, §10) */
 		if (e && e->status_off == 40) {
 			o->u.alloc.params_size = blk_u32_or(in, 32, 0);
 			o->u.alloc.flags = blk_u32_or(in, 36, 0);
@@ -954,7 +955,7 @@ static void dec_rm_alloc(struct dctx *c, const struct ct_nv_escape *e)
 		sum_str(o, "RM_ALLOC ", missing);
 		return;
 	}
-	/* §11.15: the kernel turns 0x0/0x1 into 0x41 before RM sees it; name the
+	/* ABI.md §11.15: the kernel turns 0x0/0x1 into 0x41 before RM sees it; name the
 	 * class RM allocated */
 	cls = o->u.alloc.hClass_in;
 	if (cls == 0x0 || cls == 0x1)
@@ -965,7 +966,7 @@ static void dec_rm_alloc(struct dctx *c, const struct ct_nv_escape *e)
 	sum_str(o, "RM_ALLOC ", o->u.alloc.class_name);
 	/* the instance a device / subdevice object stands for: its parameters'
 	 * first word (NV0080_ALLOC_PARAMETERS.deviceId, NV2080_ALLOC_PARAMETERS
-	 * .subDeviceId, §7); recorded after the call, direct or via XFER */
+	 * .subDeviceId, ABI.md §7); recorded after the call, direct or via XFER */
 	if ((cls == 0x80 || cls == 0x2080) && c->have_payload && c->payload.len >= 4) {
 		o->u.alloc.has_instance = true;
 		memcpy(&o->u.alloc.instance, c->payload.p, 4);
@@ -1007,7 +1008,7 @@ static void dec_rm_args(struct dctx *c, const struct ct_nv_escape *e)
 		else
 			SUM(o, "RM_FREE 0x%x", (unsigned)o->u.free.hObjectOld);
 		return;
-	case NR_RM_ALLOC_MEMORY: /* NVOS02 + fd @48 (§3) */
+	case NR_RM_ALLOC_MEMORY: /* NVOS02 + fd @48 (ABI.md §3) */
 		o->args = CT_NV_A_RM_ALLOC_MEMORY;
 		o->u.alloc_memory.hRoot = blk_u32_or(in, 0, 0);
 		o->u.alloc_memory.hParent = blk_u32_or(in, 4, 0);
@@ -1035,7 +1036,7 @@ static void dec_rm_args(struct dctx *c, const struct ct_nv_escape *e)
 			snprintf(c->out, sizeof c->out, "hMemory 0x%x", (unsigned)o->u.alloc_memory.hObject_out);
 		}
 		return;
-	case NR_RM_MAP_MEMORY: /* NVOS33 + fd @48 (§3) */
+	case NR_RM_MAP_MEMORY: /* NVOS33 + fd @48 (ABI.md §3) */
 		o->args = CT_NV_A_RM_MAP_MEMORY;
 		o->u.map_memory.hClient = blk_u32_or(in, 0, 0);
 		o->u.map_memory.hDevice = blk_u32_or(in, 4, 0);
@@ -1082,7 +1083,7 @@ static const char *node_rule_text(enum ct_nv_node_rule r)
 	return r == CT_NODE_RULE_CTL ? "/dev/nvidiactl" : "a /dev/nvidiaN node";
 }
 
-/* §9 of the checklist: the kernel accepts each escape on one kind of node only */
+/* ABI.md §9 of the checklist: the kernel accepts each escape on one kind of node only */
 static void check_node(struct dctx *c, const struct ct_nv_escape *e)
 {
 	struct ct_nv_ioctl *o = c->o;
@@ -1119,8 +1120,8 @@ static bool esc_size_ok(const struct ct_nv_escape *e, uint32_t size)
 }
 
 /*
- * Block size against the layout of this driver version (§1 "size
- * validation", §10).  Returns true when the status field can be trusted: the
+ * Block size against the layout of this driver version (ABI.md §1 "size
+ * validation", ABI.md §10).  Returns true when the status field can be trusted: the
  * kernel rejects a wrong-sized block before RM writes anything.
  */
 static bool check_size(struct dctx *c, const struct ct_nv_escape *e)
@@ -1186,7 +1187,7 @@ static void dec_escape(struct dctx *c)
 	size_ok = check_size(c, e);
 	check_node(c, e);
 	/* a failed ioctl (-EINVAL wrong node/size, -EFAULT, an injected errno)
-	 * never reached RM: the status field is the caller's input (§11.9) */
+	 * never reached RM: the status field is the caller's input (ABI.md §11.9) */
 	if (size_ok && e->status_off >= 0 && c->ev->has_exit && c->ev->ret >= 0) {
 		/* NUMA_INFO's field is a NUMA state (dec_numa), never an NV_STATUS */
 		if (!(e->flags & CT_ESC_F_NUMA_STATUS))
@@ -1198,7 +1199,7 @@ static void dec_escape(struct dctx *c)
 		dec_rm_args(c, e);
 }
 
-/* XFER (§1): the 16-byte header names an inner escape, decoded like a direct call */
+/* XFER (ABI.md §1): the 16-byte header names an inner escape, decoded like a direct call */
 static bool unwrap_xfer(struct dctx *c)
 {
 	struct ct_nv_ioctl *o = c->o;
@@ -1253,12 +1254,12 @@ static void dec_nv(struct dctx *c)
 	o->dir = (unsigned)(o->request >> 30) & 3u;
 	o->ioc_type = (uint8_t)(o->request >> 8);
 	o->ioc_size = (uint32_t)(o->request >> 16) & 0x3fffu;
-	/* the kernel sizes the copy from _IOC_SIZE (§1); BLOCK_SIZE is the same */
+	/* the kernel sizes the copy from _IOC_SIZE (ABI.md §1); BLOCK_SIZE is the same */
 	if (!o->size)
 		o->size = o->ioc_size;
 	if (o->nr == NR_XFER)
 		unwrap_xfer(c);
-	/* §11.3: never require type 'F' or a direction; but a plain UVM number
+	/* ABI.md §11.3: never require type 'F' or a direction; but a plain UVM number
 	 * on this node is a UVM request sent to the wrong device */
 	if (o->ioc_type != 'F' && !(o->request >> 32) && (u = ct_uvm_cmd((uint32_t)o->request, c->drv)))
 		warnf(o, "request 0x%" PRIx64 " is the UVM command %s: sent to %s instead of /dev/nvidia-uvm",
@@ -1369,7 +1370,7 @@ static void dec_uvm(struct dctx *c)
 
 	o->family = CT_NV_FAM_UVM;
 	drv_str(c->drv, ds, sizeof ds);
-	/* §11.2: plain numbers, not _IOC words: the size comes from the table */
+	/* ABI.md §11.2: plain numbers, not _IOC words: the size comes from the table */
 	if (!(o->request >> 32))
 		u = ct_uvm_cmd((uint32_t)o->request, c->drv);
 	o->nr = (uint32_t)o->request;
@@ -1420,7 +1421,7 @@ static void dec_uvm(struct dctx *c)
 			      (unsigned)o->size, ds, (unsigned)u->size);
 	}
 	dec_uvm_args(c);
-	/* rmStatus, from the head or the tail of the block (§6, §11.1) */
+	/* rmStatus, from the head or the tail of the block (ABI.md §6, §11.1) */
 	if (c->ev->has_exit && c->ev->ret >= 0 && u->status_off >= 0 && !(u->flags & CT_UVM_F_ABSENT))
 		set_status(c, &c->after, u->status_off);
 }
@@ -1515,7 +1516,7 @@ static void node_setup(struct dctx *c, const struct ct_nv_devmap *devs)
 	ct_rec_u32(&c->ev->enter, CT_FLD_NODE, &node);
 	o->shim_node = node;
 	/* an fd opened on an NVIDIA device number is that device, whatever its
-	 * path said (renamed or bind-mounted nodes, §8, §11.13) */
+	 * path said (renamed or bind-mounted nodes, ABI.md §8, §11.13) */
 	if (devs && o->fd >= 0 && (slot = ct_nv_devmap_slot(devs, o->fd)) >= 0 && devs->fds[slot].node) {
 		uint32_t rnode = devs->fds[slot].node;
 		if (node && (rnode >> 16) != (node >> 16)) {

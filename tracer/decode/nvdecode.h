@@ -6,7 +6,7 @@
  * becomes
  *   RM_CONTROL NV0000_CTRL_CMD_GPU_ATTACH_IDS -> NV_ERR_INSUFFICIENT_PERMISSIONS
  *
- * Facts come from /work/shared/nvidia-abi.md (cited by section); the name
+ * Facts come from ABI.md (cited by section); the name
  * tables and per-version layouts from xlat.h.  Every value the tables do not
  * name is still shown structurally ("_IOC(RW,'F',0xd9,2608)", "UVM cmd
  * 0x1234", "NV2080 legacy-GSS cat 0x81 idx 0x59", "class 0x1234"); nothing is
@@ -70,13 +70,13 @@ enum ct_nv_args {
 #define CT_NV_UNK_CONTROL 0x04u /* RM control without a name or a structural form */
 #define CT_NV_UNK_UVM     0x08u /* UVM command number without a name */
 
-/* one valid CARD_INFO entry (fact sheet §3 nv_ioctl_card_info_t) */
+/* one valid CARD_INFO entry (ABI.md §3 nv_ioctl_card_info_t) */
 struct ct_nv_card {
 	uint32_t domain;
 	uint8_t bus, slot, function;
 	uint16_t vendor, device;
 	uint32_t gpu_id;
-	uint32_t minor;          /* the N of /dev/nvidiaN (§11.13: not PCI order) */
+	uint32_t minor;          /* the N of /dev/nvidiaN (ABI.md §11.13: not PCI order) */
 	uint16_t interrupt_line;
 	uint64_t reg_address, reg_size, fb_address, fb_size;
 	char dev_name[11];
@@ -85,7 +85,7 @@ struct ct_nv_card {
 
 /*
  * The version handshake, first class because a mismatch is a root cause.
- * Two sources (fact sheet §4):
+ * Two sources (ABI.md §4):
  *  - NV_ESC_CHECK_VERSION_STR (NVML, gVisor...): client string = the block
  *    before the call, kernel string = the block after; -EINVAL with reply 1
  *    and different strings = MISMATCH.
@@ -157,7 +157,7 @@ struct ct_nv_ioctl {
 	uint32_t status;         /* NV_STATUS */
 	int32_t status_off;      /* where it was read in the block, -1 none */
 	const char *status_name; /* version-aware name, NULL when the value has none */
-	bool is_warning;         /* NV_WARN_*: not a failure (§11.11) */
+	bool is_warning;         /* NV_WARN_*: not a failure (ABI.md §11.11) */
 	bool ok;                 /* returned, ret >= 0, no failing status or rc */
 
 	unsigned unknown;        /* CT_NV_UNK_* */
@@ -174,7 +174,7 @@ struct ct_nv_ioctl {
 		struct { int32_t rc; } wait_open;                     /* adapterStatus in status */
 		struct {
 			int32_t nid, state;
-			const char *state_name;  /* NV_IOCTL_NUMA_STATUS_* (a NUMA state, §11.12) */
+			const char *state_name;  /* NV_IOCTL_NUMA_STATUS_* (a NUMA state, ABI.md §11.12) */
 			uint64_t memblock_size, numa_mem_addr, numa_mem_size;
 			uint32_t offline_count;
 		} numa;
@@ -190,7 +190,7 @@ struct ct_nv_ioctl {
 		struct {
 			uint32_t hRoot, hParent;
 			uint32_t hObject_in, hObject_out;  /* 0 in: RM picks; the handle out */
-			uint32_t hClass_in, hClass_out;    /* the kernel rewrites 0/1 -> 0x41 (§11.15) */
+			uint32_t hClass_in, hClass_out;    /* the kernel rewrites 0/1 -> 0x41 (ABI.md §11.15) */
 			uint32_t params_size, flags;
 			uint64_t pAllocParms, pRightsRequested;
 			bool nvos64;                       /* NVOS64 (else NVOS21) */
@@ -198,7 +198,7 @@ struct ct_nv_ioctl {
 			bool class_unreadable;             /* no class recorded: class_name says why */
 			char class_name[48];
 			/* from the allocation parameters (PAYLOAD): NV01_DEVICE_0's
-			 * deviceId, NV20_SUBDEVICE_0's subDeviceId (§7) */
+			 * deviceId, NV20_SUBDEVICE_0's subDeviceId (ABI.md §7) */
 			bool has_instance;
 			uint32_t instance;
 		} alloc;

@@ -226,7 +226,7 @@ static const char *ctrl_cat_name(uint32_t cls, uint32_t cat)
 	return NULL;
 }
 
-/* Control number layout (nvidia-abi.md §7): class in 31:16, bit 15 legacy
+/* Control number layout (ABI.md §7): class in 31:16, bit 15 legacy
  * GSS (0xC000 privileged), category 13:8, index 7:0. */
 const char *ct_rm_control_describe(uint32_t cmd, char *buf, unsigned len)
 {

@@ -143,8 +143,8 @@ static void on_dlopen(struct ct_diag *d, const struct ct_event *ev, const struct
 				if (ct_version_from_name(rp, d->cuda_ver, sizeof d->cuda_ver) < 0 ||
 				    !strchr(d->cuda_ver, '.'))
 					d->cuda_ver[0] = 0;
-				/* the toolkit stub is installed in .../stubs/ (failure-catalog
-				 * B.3); a stub found under another name is caught by its 34 */
+				/* the toolkit stub is installed in .../stubs/ (failure catalog
+				 * B.3, SCENARIOS.md); a stub found under another name is caught by its 34 */
 				d->cuda_stub = ct_diag_has(rp, "/stubs/");
 				d->cuda_compat = ct_diag_has(rp, "/compat/");
 				/* the step text names the file the loader picked */

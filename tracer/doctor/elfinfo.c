@@ -394,7 +394,7 @@ int ct_elf_inspect(const char *path, struct ct_elfinfo *e)
 /* Directories a GPU-enabled container runtime (nvidia-container-toolkit,
  * CDI, GPU operator driver container) or the host driver installer puts the
  * user-mode driver in.  From the toolkit's default library locations and
- * real-driver-580.md (/usr/local/nvidia/lib64). */
+ * the H200 machine (/usr/local/nvidia/lib64, tests/fixtures/h200-580). */
 static const char *const host_dirs[] = {
 	"/usr/local/nvidia/", "/usr/lib/x86_64-linux-gnu/", "/lib/x86_64-linux-gnu/",
 	"/usr/lib/aarch64-linux-gnu/", "/lib/aarch64-linux-gnu/", "/usr/lib64/", "/lib64/",
@@ -416,7 +416,7 @@ static bool has_prefix_dir(const char *p)
  * CUDA_ERROR_STUB_LIBRARY (34).  It exists so that programs link without a
  * driver; loaded at run time it makes cuInit fail with 34 (failure catalog
  * B.3).  A real libcuda.so.1 of any driver branch is tens of MB (96 MB for
- * 580.159.04, real-driver-580.md).  So a library is a stub when
+ * 580.159.04, measured on the H200 machine).  So a library is a stub when
  *   - its path contains "/stubs/" (where the toolkit installs it), or
  *   - it is a libcuda (SONAME libcuda.so.1) smaller than 2 MiB: this catches
  *     the stub copied or symlinked to libcuda.so.1 outside stubs/, a common

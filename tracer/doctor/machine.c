@@ -1,8 +1,9 @@
 /*
  * doctor's machine checks: device nodes, kernel module, container and
  * environment (the library and contract checks are in machine_libs.c, the
- * check context and its helpers in mctx.c, the output in machine_out.c).  Facts: nvidia-abi.md §8 (node numbers, /proc
- * and /sys formats); meanings and fixes: failure-catalog.md (B.x).
+ * check context and its helpers in mctx.c, the output in machine_out.c).
+ * Facts: tracer/decode/ABI.md §8 (node numbers, /proc and /sys formats);
+ * meanings and fixes: the failure catalog (B.x, see SCENARIOS.md).
  */
 #define _GNU_SOURCE
 #include "machine_int.h"
@@ -394,7 +395,7 @@ static int scan_numbered(struct ct_mctx *c, const char *dir, const char *prefix,
 	return n;
 }
 
-/* major 195 is fixed for nvidia/nvidiactl (nv-chardev-numbers.h, §8) */
+/* major 195 is fixed for nvidia/nvidiactl (nv-chardev-numbers.h, ABI.md §8) */
 #define CT_NV_MAJOR 195
 
 static void collect_nodes(struct ct_mctx *c)
@@ -444,7 +445,7 @@ static int gpu_node_count(const struct ct_machine_report *r)
 }
 
 /* What an open() errno on a node means for CUDA init (catalog B.11, B.14,
- * §8 open return codes). */
+ * ABI.md §8 open return codes). */
 static void open_failure(struct ct_mctx *c, const struct ct_devnode *n)
 {
 	enum ct_severity sev = n->required ? CT_SEV_PROBLEM
@@ -767,7 +768,7 @@ static bool uuid_known(const struct ct_machine_report *r, const char *tok, size_
 /* CUDA_VISIBLE_DEVICES: libcuda enumerates the listed devices and stops at
  * the first entry that is invalid (out of range, negative, duplicate, or an
  * unknown UUID): "" and an invalid first entry hide every GPU (cuInit and
- * cudaGetDeviceCount give 100, real-driver-580.md). */
+ * cudaGetDeviceCount give 100, tracer/decode/ABI.md Appendix C). */
 static void check_cvd(struct ct_mctx *c, const char *v)
 {
 	struct ct_machine_report *r = c->r;

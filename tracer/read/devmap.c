@@ -85,7 +85,7 @@ void ct_nv_devmap_init(struct ct_nv_devmap *m, const struct ct_trace *t)
 	memset(m, 0, sizeof *m);
 	for (unsigned i = 0; i < CT_NV_DEVMAP_FDS; i++)
 		m->fds[i].fd = -1;
-	/* 195 is fixed (§8); the context adds the dynamic ones */
+	/* 195 is fixed (tracer/decode/ABI.md §8); the context adds the dynamic ones */
 	ct_nv_devmap_add_major(m, 195, "nvidia");
 	if (!t)
 		return;
@@ -120,7 +120,7 @@ int ct_nv_classify_rdev(const struct ct_nv_devmap *m, uint64_t rdev, uint32_t *n
 			}
 	}
 	switch (kind) {
-	case CT_NODE_CTL: /* the nvidia major: minor 255 ctl, 254 modeset, 0..247 GPUs (§8) */
+	case CT_NODE_CTL: /* the nvidia major: minor 255 ctl, 254 modeset, 0..247 GPUs (ABI.md §8) */
 		if (minor == 255)
 			kind = CT_NODE_CTL;
 		else if (minor == 254)

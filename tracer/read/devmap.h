@@ -17,7 +17,7 @@
 
 /*
  * Built from the trace context (the NVIDIA lines of /proc/devices: the
- * nvidia-uvm, nvidia-caps... majors are dynamic, fact sheet §8) and fed the
+ * nvidia-uvm, nvidia-caps... majors are dynamic, tracer/decode/ABI.md §8) and fed the
  * open/close events, so an fd is classified by the major:minor of the node
  * it was opened on: a renamed or bind-mounted node is still recognised.
  */

@@ -34,7 +34,7 @@ static bool region_ok(uint64_t off, uint64_t size, uint64_t limit)
 }
 
 /*
- * Checks in the order the format promises (format.h, style.md §2): size,
+ * Checks in the order the format promises (format.h): size,
  * magic, byte order, header size, version, word size, slot size, layout.
  */
 static int validate(struct ct_trace *t, uint64_t actual, char *err, size_t errlen)

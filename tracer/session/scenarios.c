@@ -5,8 +5,8 @@
  * driver (H200, 580.159.04): `measured` says what the real stack returned;
  * SCENARIOS.md has what torch prints for each.
  *
- * References: failure-catalog.md section (B.x) and the compatibility matrix
- * of seeds/000.
+ * References: the failure catalog section (B.x, at the end of SCENARIOS.md)
+ * and the row of the CUDA compatibility matrix (tracer/diag/compat.c).
  */
 #include "tracer.h"
 #include "run.h"
