@@ -30,9 +30,18 @@ int ct_parse_size(const char *s, uint64_t *bytes)
 		v = v * 10 + d;
 	}
 	switch (*s | 0x20) {
-	case 'k': mul = 1ull << 10; s++; break;
-	case 'm': mul = 1ull << 20; s++; break;
-	case 'g': mul = 1ull << 30; s++; break;
+	case 'k':
+		mul = 1ull << 10;
+		s++;
+		break;
+	case 'm':
+		mul = 1ull << 20;
+		s++;
+		break;
+	case 'g':
+		mul = 1ull << 30;
+		s++;
+		break;
 	default:
 		if (*s)
 			return -1;

@@ -11,7 +11,7 @@ cd "$here"
 packages=(cmake make gcc pkg-config check libsubunit-dev libelf-dev python3 file)
 # the test suite: the sanitizer build and the fuzzer (clang + its runtimes),
 # valgrind, static analysis, and the tools the reliability tests drive
-packages+=(clang libclang-rt-14-dev valgrind cppcheck clang-tidy git gzip util-linux)
+packages+=(clang libclang-rt-14-dev valgrind cppcheck clang-tidy clang-format git gzip util-linux)
 
 missing=()
 for p in "${packages[@]}"; do

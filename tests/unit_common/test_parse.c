@@ -112,8 +112,8 @@ START_TEST(durations)
 	not_duration("5S");
 	not_duration("5sec");
 	not_duration("5d");
-	not_duration("10000000000s");   /* more than 10^9 whole units */
-	not_duration("2562048h");        /* 2^63 ns and more */
+	not_duration("10000000000s"); /* more than 10^9 whole units */
+	not_duration("2562048h");     /* 2^63 ns and more */
 }
 END_TEST
 
