@@ -11,8 +11,8 @@
  *    per distinct real function, see CT_SLOTS);
  *  - cuGetProcAddress(_v2) (libcudart, shared and static): cudart asks for
  *    "cuGetProcAddress" itself and uses the answer for every later look-up
- *    (tracer/decode/ABI.md Appendix C), so what cuGetProcAddress returns is wrapped too,
- *    recursively.  A name with several ABIs (cuGetProcAddress v1/v2,
+ *    (tracer/decode/ABI.md Appendix C), so what cuGetProcAddress returns is
+ *    wrapped too, recursively.  A name with several ABIs (cuGetProcAddress v1/v2,
  *    cuCtxCreate v1..v4) is wrapped only when the returned pointer is
  *    identified as one of the exported variants: a wrapper with the wrong
  *    signature would corrupt the call, an unwrapped pointer only loses sight
