@@ -293,3 +293,26 @@ int ct_snprintf(char *buf, size_t size, const char *fmt, ...)
 	va_end(ap);
 	return n;
 }
+
+void ct_appendf(char *buf, size_t size, const char *fmt, ...)
+{
+	size_t used = strnlen(buf, size);
+	va_list ap;
+
+	if (used + 1 >= size)
+		return;
+	va_start(ap, fmt);
+	ct_vsnprintf(buf + used, size - used, fmt, ap);
+	va_end(ap);
+}
+
+void ct_copy_printable(char *dst, size_t dlen, const unsigned char *src, size_t n)
+{
+	size_t i = 0;
+
+	if (!dlen)
+		return;
+	for (; i + 1 < dlen && i < n && src[i]; i++)
+		dst[i] = (src[i] >= 0x20 && src[i] < 0x7f) ? (char)src[i] : '?';
+	dst[i] = '\0';
+}

@@ -9,6 +9,11 @@
 
 int ct_snprintf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int ct_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
+/* append to the string in buf (size bytes), cut at its end */
+void ct_appendf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* copy at most n bytes of src (up to a NUL) into dst as a string of at most
+ * dlen - 1 printable ASCII characters, '?' for the others */
+void ct_copy_printable(char *dst, size_t dlen, const unsigned char *src, size_t n);
 
 /* The decimal (hex, lower case) digits of v written backwards so that they
  * end just before `end`; returns where they start.  The buffer needs room

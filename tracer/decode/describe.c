@@ -28,19 +28,6 @@
 
 /* ---- small string builders --------------------------------------------------- */
 
-static void appendf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void appendf(char *buf, size_t size, const char *fmt, ...)
-{
-	size_t n = strlen(buf);
-	va_list ap;
-
-	if (n + 1 >= size)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf + n, size - n, fmt, ap);
-	va_end(ap);
-}
-
 /* s's n bytes as they are at o while none needs quoting: whole words, the
  * last one overlapping (n >= 8) or padded (n < 8); the bytes copied, n or
  * 0 (o needs room for n + 8) */
@@ -508,15 +495,16 @@ static void describe_open(const struct ct_trace *t, const struct ct_event *ev, s
 	char buf[256];
 
 	if (ct_rec_u32(&ev->enter, CT_FLD_DIRFD, &u))
-		appendf(d->text_args, sizeof d->text_args, (int32_t)u == -100 ? "AT_FDCWD, " : "%d, ", (int32_t)u);
+		ct_appendf(d->text_args, sizeof d->text_args, (int32_t)u == -100 ? "AT_FDCWD, " : "%d, ",
+			   (int32_t)u);
 	if (ev_str(ev, CT_FLD_PATH, &p, &len)) {
 		set_target(d, p, len);
 		append_quoted(d->text_args, sizeof d->text_args, p, len);
 	}
 	if (ct_rec_u32(&ev->enter, CT_FLD_OFLAGS, &u))
-		appendf(d->text_args, sizeof d->text_args, ", %s", ct_open_flags_str(u, buf, sizeof buf));
+		ct_appendf(d->text_args, sizeof d->text_args, ", %s", ct_open_flags_str(u, buf, sizeof buf));
 	if (ct_rec_u32(&ev->enter, CT_FLD_MODE, &u))
-		appendf(d->text_args, sizeof d->text_args, ", 0%o", u);
+		ct_appendf(d->text_args, sizeof d->text_args, ", 0%o", u);
 	if (d->has_result)
 		errno_result(d);
 	if (d->has_result && d->ret >= 0 && ev->has_exit && ct_rec_u64(&ev->exit, CT_FLD_RDEV, &rdev)) {
@@ -527,9 +515,9 @@ static void describe_open(const struct ct_trace *t, const struct ct_event *ev, s
 		if ((!node || node >> 16 == CT_NODE_OTHER) && t &&
 		    ct_nv_classify_rdev(ct_trace_devmap(t), rdev, &by_rdev) != CT_NODE_NONE)
 			node = by_rdev;
-		appendf(d->detail, sizeof d->detail, "(%s %u:%u)",
-			node ? ct_node_name(node, buf, sizeof buf) : "char device",
-			(unsigned)(rdev >> 32), (unsigned)rdev);
+		ct_appendf(d->detail, sizeof d->detail, "(%s %u:%u)",
+			   node ? ct_node_name(node, buf, sizeof buf) : "char device", (unsigned)(rdev >> 32),
+			   (unsigned)rdev);
 	}
 }
 
@@ -566,8 +554,9 @@ static void describe_io(const struct ct_trace *t, const struct ct_event *ev, str
 			ct_sb_str(&b, io->detail);
 		}
 		if (io->has_status && io->status && !(io->status_name && strstr(d->detail, io->status_name)))
-			appendf(d->detail, sizeof d->detail, "%sstatus %s (0x%x)", d->detail[0] ? "  " : "",
-				io->status_name ? io->status_name : "?", io->status);
+			ct_appendf(d->detail, sizeof d->detail, "%sstatus %s (0x%x)",
+				   d->detail[0] ? "  " : "", io->status_name ? io->status_name : "?",
+				   io->status);
 		return;
 	}
 	if (ev->call == CT_CALL_close) {
@@ -835,8 +824,8 @@ static void describe_inject(const struct ct_event *ev, struct ct_desc *d)
 	d->injected = true;
 	memcpy(&d->inject_rule, f.data, 4);
 	memcpy(&d->inject_action, f.data + 4, 4);
-	appendf(d->detail, sizeof d->detail, "%s[injected: rule %u, %s]", d->detail[0] ? "  " : "",
-		d->inject_rule, ct_inject_action_name(d->inject_action, buf, sizeof buf));
+	ct_appendf(d->detail, sizeof d->detail, "%s[injected: rule %u, %s]", d->detail[0] ? "  " : "",
+		   d->inject_rule, ct_inject_action_name(d->inject_action, buf, sizeof buf));
 }
 
 static bool family_ok(const struct ct_event *ev, const struct ct_desc *d)

@@ -166,16 +166,6 @@ static void blk_from_bv(struct blk *b, const struct ct_fieldv *f)
 }
 
 /* Copy a NUL-padded string from recorded bytes, printable ASCII only. */
-static void copy_str(char *dst, unsigned dlen, const unsigned char *src, uint32_t n)
-{
-	unsigned i = 0;
-
-	if (!dlen)
-		return;
-	for (; i + 1 < dlen && i < n && src[i]; i++)
-		dst[i] = (src[i] >= 0x20 && src[i] < 0x7f) ? (char)src[i] : '?';
-	dst[i] = '\0';
-}
 
 static void blk_str(const struct blk *b, uint32_t off, uint32_t n, char *dst, unsigned dlen)
 {
@@ -184,26 +174,13 @@ static void blk_str(const struct blk *b, uint32_t off, uint32_t n, char *dst, un
 		return;
 	if (n > b->head.len - off)
 		n = b->head.len - off;
-	copy_str(dst, dlen, b->head.p + off, n);
+	ct_copy_printable(dst, dlen, b->head.p + off, n);
 }
 
 /* ---- text helpers ------------------------------------------------------------------ */
 
 #define CT_NVD_PRINTF(a, b) __attribute__((format(printf, a, b)))
-static void appendf(char *buf, size_t cap, const char *fmt, ...) CT_NVD_PRINTF(3, 4);
-static void appendf(char *buf, size_t cap, const char *fmt, ...)
-{
-	size_t used = strnlen(buf, cap);
-	va_list ap;
-
-	if (used + 1 >= cap)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf + used, cap - used, fmt, ap);
-	va_end(ap);
-}
-
-#define SUM(o, ...) appendf((o)->summary, sizeof (o)->summary, __VA_ARGS__)
+#define SUM(o, ...)         ct_appendf((o)->summary, sizeof(o)->summary, __VA_ARGS__)
 
 /* SUM(o, "%s%s", a, b) without the format; b may be NULL */
 static void sum_str(struct ct_nv_ioctl *o, const char *a, const char *b)
@@ -467,7 +444,7 @@ static void dec_card_info(struct dctx *c)
 		memcpy(&k->fb_address, e + 40, 8);
 		memcpy(&k->fb_size, e + 48, 8);
 		memcpy(&k->minor, e + 56, 4);
-		copy_str(k->dev_name, sizeof k->dev_name, e + 60, 10);
+		ct_copy_printable(k->dev_name, sizeof k->dev_name, e + 60, 10);
 		o->ncards++;
 	}
 	SUM(o, " %u GPU%s", o->ncards, o->ncards == 1 ? "" : "s");
@@ -654,13 +631,13 @@ static void ctrl_ids(const struct bv *p, uint32_t off, uint32_t max, char *buf, 
 		if (id == GPU_INVALID_ID || id == 0)
 			continue;
 		if (n < 6)
-			appendf(buf, len, "%s0x%x", n ? "," : "", (unsigned)id);
+			ct_appendf(buf, len, "%s0x%x", n ? "," : "", (unsigned)id);
 		n++;
 	}
 	if (n > 6)
-		appendf(buf, len, ",...");
+		ct_appendf(buf, len, ",...");
 	if (!n)
-		appendf(buf, len, "none");
+		ct_appendf(buf, len, "none");
 }
 
 static void build_version(struct dctx *c)
@@ -690,7 +667,7 @@ static void build_version(struct dctx *c)
 		case 2: dst = h->title; cap = sizeof h->title; break;
 		default: continue;
 		}
-		copy_str(dst, cap, f.data + 1, f.len - 1u);
+		ct_copy_printable(dst, cap, f.data + 1, f.len - 1u);
 	}
 	h->kernel_drv = ct_drv_version_parse(h->kernel);
 	if (h->kernel[0] && (!o->has_status || o->status == 0) && c->ev->ret >= 0)
@@ -835,17 +812,17 @@ static void dec_control_payload(struct dctx *c)
 		return;
 	switch (o->u.control.cmd) {
 	case CMD_GPU_GET_ATTACHED_IDS: /* gpuIds[32] (ABI.md §7) */
-		appendf(c->out, sizeof c->out, "ids ");
+		ct_appendf(c->out, sizeof c->out, "ids ");
 		ctrl_ids(p, 0, 32, c->out, sizeof c->out);
 		break;
 	case CMD_GPU_GET_PROBED_IDS: /* gpuIds[32] @0, excludedGpuIds[32] @128 */
-		appendf(c->out, sizeof c->out, "probed ");
+		ct_appendf(c->out, sizeof c->out, "probed ");
 		ctrl_ids(p, 0, 32, c->out, sizeof c->out);
 		if (p->len >= 256) {
 			char ex[64] = "";
 			ctrl_ids(p, 128, 32, ex, sizeof ex);
 			if (strcmp(ex, "none"))
-				appendf(c->out, sizeof c->out, " excluded %s", ex);
+				ct_appendf(c->out, sizeof c->out, " excluded %s", ex);
 		}
 		break;
 	case CMD_GPU_ATTACH_IDS: /* failedId @128 names the GPU that failed */
@@ -977,8 +954,8 @@ static void dec_rm_alloc(struct dctx *c, const struct ct_nv_escape *e)
 		else
 			snprintf(c->out, sizeof c->out, "hObject 0x%x", (unsigned)o->u.alloc.hObject_out);
 		if (o->u.alloc.has_instance)
-			appendf(c->out, sizeof c->out, " %s %u", cls == 0x80 ? "deviceId" : "subDeviceId",
-				(unsigned)o->u.alloc.instance);
+			ct_appendf(c->out, sizeof c->out, " %s %u", cls == 0x80 ? "deviceId" : "subDeviceId",
+				   (unsigned)o->u.alloc.instance);
 	}
 }
 

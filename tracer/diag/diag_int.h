@@ -90,20 +90,6 @@ struct ct_diag {
 	struct ct_nv_ioctl nv;
 };
 
-/* append to a fixed buffer, cut at its end */
-static inline void ct_diag_add(char *buf, size_t len, const char *fmt, ...) CT_PRINTF(3, 4);
-static inline void ct_diag_add(char *buf, size_t len, const char *fmt, ...)
-{
-	size_t n = strlen(buf);
-	va_list ap;
-
-	if (n + 1 >= len)
-		return;
-	va_start(ap, fmt);
-	ct_vsnprintf(buf + n, len - n, fmt, ap);
-	va_end(ap);
-}
-
 static inline bool ct_diag_has(const char *s, const char *needle)
 {
 	return s && strstr(s, needle);

@@ -208,11 +208,11 @@ static void nv_key(const struct ct_nv_ioctl *nv, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s", nv->name);
 	if (nv->args == CT_NV_A_RM_CONTROL)
-		ct_diag_add(buf, len, " %s/0x%x", nv->u.control.cmd_name, nv->u.control.cmd);
+		ct_appendf(buf, len, " %s/0x%x", nv->u.control.cmd_name, nv->u.control.cmd);
 	else if (nv->args == CT_NV_A_RM_ALLOC)
-		ct_diag_add(buf, len, " class 0x%x", nv->u.alloc.hClass_in);
+		ct_appendf(buf, len, " class 0x%x", nv->u.alloc.hClass_in);
 	if (nv->returned)
-		ct_diag_add(buf, len, " err %d status 0x%x", nv->err, nv->has_status ? nv->status : 0);
+		ct_appendf(buf, len, " err %d status 0x%x", nv->err, nv->has_status ? nv->status : 0);
 }
 
 /* the step's text for an ioctl, made in text[] the first time it is asked

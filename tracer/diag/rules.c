@@ -222,9 +222,10 @@ static void explain_invalid_device(struct judge *j, const struct fact *f)
 	snprintf(v->summary, sizeof v->summary, "%s asked for a device that does not exist (invalid device "
 		 "ordinal)%s", f->s.call, d->devcount_seen ? "; devices visible: " : "");
 	if (d->devcount_seen)
-		ct_diag_add(v->summary, sizeof v->summary, "%d", d->dev_count);
+		ct_appendf(v->summary, sizeof v->summary, "%d", d->dev_count);
 	if (d->cvd_set)
-		ct_diag_add(v->summary, sizeof v->summary, " (CUDA_VISIBLE_DEVICES=%s renumbers them from 0)", d->cvd);
+		ct_appendf(v->summary, sizeof v->summary, " (CUDA_VISIBLE_DEVICES=%s renumbers them from 0)",
+			   d->cvd);
 	snprintf(v->fix, sizeof v->fix, "use an ordinal below the visible device count; CUDA_VISIBLE_DEVICES "
 		 "renumbers the devices it keeps from 0");
 }
@@ -485,14 +486,18 @@ static bool rule_hang(struct judge *j)
 	snprintf(v->summary, sizeof v->summary, "%s entered at +%.3f ms and never returned", out_text,
 		 (double)outer->s.t_ns / 1e6);
 	if (inner != outer)
-		ct_diag_add(v->summary, sizeof v->summary, ": it was inside %s (entered at +%.3f ms), which did not return "
-		    "either", in_text, (double)inner->s.t_ns / 1e6);
+		ct_appendf(v->summary, sizeof v->summary,
+			   ": it was inside %s (entered at +%.3f ms), which did not return "
+			   "either",
+			   in_text, (double)inner->s.t_ns / 1e6);
 	if (v->step.injected)
-		ct_diag_add(v->summary, sizeof v->summary, "; an injected delay held it");
+		ct_appendf(v->summary, sizeof v->summary, "; an injected delay held it");
 	else if (rule[0])
-		ct_diag_add(v->summary, sizeof v->summary, "; the injection rule '%s' was in force and may have held it", rule);
-	ct_diag_add(v->summary, sizeof v->summary, "; the process %s",
-	    exited ? "exited with the call still open" : "was killed or crashed (or was still running) while in it");
+		ct_appendf(v->summary, sizeof v->summary,
+			   "; the injection rule '%s' was in force and may have held it", rule);
+	ct_appendf(v->summary, sizeof v->summary, "; the process %s",
+		   exited ? "exited with the call still open"
+			  : "was killed or crashed (or was still running) while in it");
 
 	if (v->injected)
 		snprintf(v->fix, sizeof v->fix, "this hang was produced by a cutrace delay= rule: run without it to see "
@@ -527,7 +532,7 @@ static bool rule_healthy(struct judge *j)
 	else
 		snprintf(v->summary, sizeof v->summary, "no failing CUDA call recorded");
 	if (d->devcount_seen)
-		ct_diag_add(v->summary, sizeof v->summary, "%d", d->dev_count);
+		ct_appendf(v->summary, sizeof v->summary, "%d", d->dev_count);
 	return true;
 }
 
@@ -811,19 +816,25 @@ static void notes(struct judge *j)
 			 "hint is misleading here, the cause is the %s step above", ct_layer_name(v->layer));
 	/* NVML probed for and missing, while something else decided the verdict */
 	if (d->nvml_load_fail.s.set && !d->nvml_loaded && (!v->final.set || v->final.seq != d->nvml_load_fail.s.seq))
-		ct_diag_add(v->notes, sizeof v->notes, "%s%s could not be loaded (%s)%s", v->notes[0] ? "; " : "",
-		    d->nvml_load_fail.what, d->nvml_dlerror[0] ? d->nvml_dlerror : "no loader message",
-		    v->ok ? ": CUDA does not need NVML and initialized, but nvidia-smi and NVML-based tools "
-			    "(pynvml, GPU monitors) will fail here" : "");
+		ct_appendf(v->notes, sizeof v->notes, "%s%s could not be loaded (%s)%s",
+			   v->notes[0] ? "; " : "", d->nvml_load_fail.what,
+			   d->nvml_dlerror[0] ? d->nvml_dlerror : "no loader message",
+			   v->ok ? ": CUDA does not need NVML and initialized, but nvidia-smi and NVML-based tools "
+				   "(pynvml, GPU monitors) will fail here"
+				 : "");
 	/* NVML failed in a process whose CUDA initialization worked (torch asks
 	 * NVML after creating its context, and carries on): still the failure,
 	 * but say what does and does not work */
 	if (j->final == &d->nvml_fail && d->cuinit.s.set && !d->cuinit.code)
-		ct_diag_add(v->notes, sizeof v->notes, "%sCUDA itself initialized (cuInit = 0) and the program can use the "
-		    "GPU; NVML fails, and with it nvidia-smi, pynvml and GPU monitors", v->notes[0] ? "; " : "");
+		ct_appendf(v->notes, sizeof v->notes,
+			   "%sCUDA itself initialized (cuInit = 0) and the program can use the "
+			   "GPU; NVML fails, and with it nvidia-smi, pynvml and GPU monitors",
+			   v->notes[0] ? "; " : "");
 	if (d->deepbind)
-		ct_diag_add(v->notes, sizeof v->notes, "%s%s was loaded with RTLD_DEEPBIND: calls inside it may bypass "
-		    "the shim", v->notes[0] ? "; " : "", d->deepbind_lib);
+		ct_appendf(v->notes, sizeof v->notes,
+			   "%s%s was loaded with RTLD_DEEPBIND: calls inside it may bypass "
+			   "the shim",
+			   v->notes[0] ? "; " : "", d->deepbind_lib);
 }
 
 /*

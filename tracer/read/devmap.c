@@ -9,18 +9,6 @@
 /* one short string per major of every trace: the cheaper snprintf (fmt.c) */
 #define snprintf ct_snprintf
 
-/* printable copy of a context string (at most dlen - 1 bytes) */
-static void copy_str(char *dst, unsigned dlen, const unsigned char *src, uint32_t n)
-{
-	unsigned i = 0;
-
-	if (!dlen)
-		return;
-	for (; i + 1 < dlen && i < n && src[i]; i++)
-		dst[i] = (src[i] >= 0x20 && src[i] < 0x7f) ? (char)src[i] : '?';
-	dst[i] = '\0';
-}
-
 static unsigned kind_for_major_name(const char *name)
 {
 	if (!strcmp(name, "nvidia") || !strcmp(name, "nvidiactl") || !strcmp(name, "nvidia-frontend"))
@@ -63,7 +51,7 @@ static void devmap_line(struct ct_nv_devmap *m, const unsigned char *s, uint16_t
 	char line[64], *p, *end;
 	unsigned long maj;
 
-	copy_str(line, sizeof line, s, len);
+	ct_copy_printable(line, sizeof line, s, len);
 	p = line;
 	while (*p == ' ' || *p == '\t')
 		p++;
