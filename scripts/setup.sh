@@ -10,8 +10,10 @@ cd "$here"
 # the build: compiler, cmake, Check, libelf
 packages=(cmake make gcc pkg-config check libsubunit-dev libelf-dev python3 file)
 # the test suite: the sanitizer build and the fuzzer (clang + its runtimes),
-# valgrind, static analysis, and the tools the reliability tests drive
-packages+=(clang libclang-rt-14-dev valgrind cppcheck clang-tidy git gzip util-linux)
+# valgrind, static analysis, the tools the reliability tests drive, and
+# debootstrap for the Debian 11 root of the portability tests
+packages+=(clang libclang-rt-14-dev valgrind cppcheck clang-tidy git gzip util-linux
+	debootstrap)
 
 missing=()
 for p in "${packages[@]}"; do
