@@ -11,6 +11,7 @@
 #include "diag.h"
 #include "json.h"
 #include "machine.h"
+#include "embed.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
@@ -78,10 +79,16 @@ int ct_run_report(const struct ct_run_opts *o, FILE *out)
 	return failed;
 }
 
+/* the probe next to cutrace (or in ../libexec/cutrace); "" for the one the
+ * one-file cutrace carries, which probe_path writes out once the trace
+ * directory is there */
 static int find_probe(char *probe, size_t len)
 {
 	char self[PATH_MAX];
 
+	probe[0] = 0;
+	if (ct_embed_has(CT_EMBED_PROBE))
+		return 0;
 	if (ct_self_dir(self, sizeof self) < 0)
 		return -1;
 	snprintf(probe, len, "%s/cutrace-probe", self);
@@ -89,6 +96,19 @@ static int find_probe(char *probe, size_t len)
 		return 0;
 	snprintf(probe, len, "%s/../libexec/cutrace/cutrace-probe", self);
 	return access(probe, X_OK) == 0 ? 0 : -1;
+}
+
+static int probe_path(char *probe, size_t len, const char *dir)
+{
+	char why[PATH_MAX + 128];
+
+	if (probe[0])
+		return 0;
+	if (ct_embed_write(CT_EMBED_PROBE, dir, probe, len, why, sizeof why) < 0) {
+		ct_err("cannot write out the probe this cutrace carries: %s", why);
+		return -1;
+	}
+	return 0;
 }
 
 /* doctor's last step: the probe under the shim, and its verdict */
@@ -104,7 +124,7 @@ int ct_doctor_run_probe(struct ct_json *j, FILE *text)
 
 	memset(&v, 0, sizeof v);
 	if (find_probe(probe, sizeof probe) < 0 || ct_run_parse(1, av, &o, &ci, false) < 0 ||
-	    ct_run_setup(&o) < 0) {
+	    ct_run_setup(&o) < 0 || probe_path(probe, sizeof probe, o.dir) < 0) {
 		if (j) {
 			ct_json_obj_begin(j);
 			ct_json_kstr(j, "status", "skipped");
@@ -223,7 +243,7 @@ int cmd_probe(int argc, char **argv)
 		ct_err("cutrace-probe not found next to cutrace");
 		return CT_EXIT_USAGE;
 	}
-	if (ct_run_setup(&o) < 0)
+	if (ct_run_setup(&o) < 0 || probe_path(probe, sizeof probe, o.dir) < 0)
 		return CT_EXIT_USAGE;
 	pargv[pargc++] = probe;
 	if (ctx)

@@ -42,3 +42,21 @@ add_test(NAME portability_oldroot_battery
 set_tests_properties(portability_oldroot_battery PROPERTIES FIXTURES_REQUIRED oldroot
   LABELS "portability;oldroot" SKIP_RETURN_CODE 77 TIMEOUT 600
   ENVIRONMENT CUTRACE_OLDROOT_DIR=${CUTRACE_OLDROOT_DIR})
+
+# --- the one-file cutrace (tracer/CMakeLists.txt: build/onefile/cutrace) ------
+if(CUTRACE_HAVE_ONEFILE)
+  add_test(NAME portability_onefile
+    COMMAND ${CMAKE_CURRENT_LIST_DIR}/onefile.sh $<TARGET_FILE:cutrace_onefile>
+            $<TARGET_FILE:cutrace_shim> ${CUTRACE_FAKENV_LIB} ${CUTRACE_FAKECUDA_DIR})
+  add_test(NAME portability_onefile_oldroot
+    COMMAND ${CMAKE_CURRENT_LIST_DIR}/onefile_oldroot.sh $<TARGET_FILE:cutrace_onefile>
+            $<TARGET_FILE:cutrace> $<TARGET_FILE:ct_floor_fakenv> ${_floor_dir})
+else()
+  foreach(t portability_onefile portability_onefile_oldroot)
+    add_test(NAME ${t} COMMAND sh -c "echo \"SKIP: no one-file build: $1\"; exit 77" sh "${CUTRACE_ONEFILE_WHY}")
+  endforeach()
+endif()
+set_tests_properties(portability_onefile PROPERTIES LABELS portability SKIP_RETURN_CODE 77)
+set_tests_properties(portability_onefile_oldroot PROPERTIES FIXTURES_REQUIRED oldroot
+  LABELS "portability;oldroot" SKIP_RETURN_CODE 77 TIMEOUT 600
+  ENVIRONMENT CUTRACE_OLDROOT_DIR=${CUTRACE_OLDROOT_DIR})
