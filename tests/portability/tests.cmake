@@ -60,3 +60,9 @@ set_tests_properties(portability_onefile PROPERTIES LABELS portability SKIP_RETU
 set_tests_properties(portability_onefile_oldroot PROPERTIES FIXTURES_REQUIRED oldroot
   LABELS "portability;oldroot" SKIP_RETURN_CODE 77 TIMEOUT 600
   ENVIRONMENT CUTRACE_OLDROOT_DIR=${CUTRACE_OLDROOT_DIR})
+
+# --- configuring on a machine without Check ------------------------------------
+add_test(NAME portability_no_check
+  COMMAND ${CMAKE_CURRENT_LIST_DIR}/no_check.sh ${CMAKE_SOURCE_DIR} ${CUTRACE_CUDA_INCLUDE_DIR})
+set_tests_properties(portability_no_check PROPERTIES LABELS "portability;build"
+  SKIP_RETURN_CODE 77 TIMEOUT 900)
