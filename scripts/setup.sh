@@ -12,9 +12,10 @@ cd "$here"
 packages=(cmake make gcc pkg-config check libsubunit-dev libelf-dev zlib1g-dev python3 file)
 # the test suite: the sanitizer build and the fuzzer (clang + its runtimes),
 # valgrind, static analysis, the tools the reliability tests drive, and
-# debootstrap for the Debian 11 root of the portability tests
+# debootstrap for the Debian 11 root of the portability tests, and what the
+# install tests use (dpkg-shlibdeps for the .deb's Depends, groff and man)
 packages+=(clang libclang-rt-14-dev valgrind cppcheck clang-tidy git gzip util-linux
-	debootstrap)
+	debootstrap dpkg-dev groff-base man-db)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -54,7 +54,9 @@ int ct_find_shim(char *out, size_t len)
 {
 	char dir[PATH_MAX];
 	const char *env = getenv("CUTRACE_LIB");
-	static const char *const rel[] = { "../lib/libcutrace.so", "../lib/cutrace/libcutrace.so",
+	/* the installed tree's (cmake/install.cmake) first, so that a shim left
+	 * in PREFIX/lib by an older install does not win; then the build tree's */
+	static const char *const rel[] = { "../lib/cutrace/libcutrace.so", "../lib/libcutrace.so",
 					   "../lib64/libcutrace.so", "libcutrace.so", NULL };
 
 	if (env && *env) {
