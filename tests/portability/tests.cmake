@@ -66,3 +66,11 @@ add_test(NAME portability_no_check
   COMMAND ${CMAKE_CURRENT_LIST_DIR}/no_check.sh ${CMAKE_SOURCE_DIR} ${CUTRACE_CUDA_INCLUDE_DIR})
 set_tests_properties(portability_no_check PROPERTIES LABELS "portability;build"
   SKIP_RETURN_CODE 77 TIMEOUT 900)
+
+# NVIDIA's real libcuda (535, the real_nvidia fixture) in the Debian 11 root
+include(${CUTRACE_TEST_DIR}/real/tests.cmake)
+add_test(NAME portability_oldroot_real
+  COMMAND ${CMAKE_CURRENT_LIST_DIR}/oldroot_real.sh $<TARGET_FILE:cutrace> $<TARGET_FILE:cutrace_shim>)
+set_tests_properties(portability_oldroot_real PROPERTIES FIXTURES_REQUIRED "oldroot;real_nvidia"
+  LABELS "portability;oldroot;real" SKIP_RETURN_CODE 77 TIMEOUT 600
+  ENVIRONMENT "CUTRACE_OLDROOT_DIR=${CUTRACE_OLDROOT_DIR};CUTRACE_REAL_DIR=${CUTRACE_REAL_DIR}")
