@@ -10,7 +10,9 @@
  * and rename(): processes of an earlier run in the same directory keep the
  * inode they mapped, and the path stays valid for the program's whole tree
  * after cutrace exits.  A trace directory on a noexec file system cannot
- * hold a library to map or a program to exec: the file then goes into a
+ * hold a library to map or a program to exec, and one that others may write
+ * to (group-writable, a sticky /tmp-like directory, a .cutrace that is a
+ * link or not ours) must not hold code we run: the file then goes into a
  * memfd, named by /proc/<cutrace's pid>/fd/N, which is valid while cutrace
  * runs (it waits for the program; a process of the tree that outlives
  * cutrace and execs again then loads without the shim).
@@ -98,6 +100,15 @@ static int to_memfd(const struct blob *b, char *out, size_t len, char *why, size
 	return 0;
 }
 
+/* a real directory (not a symbolic link), ours, writable by us alone */
+static bool private_dir(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+	       !(st.st_mode & (S_IWGRP | S_IWOTH));
+}
+
 int ct_embed_write(enum ct_embed which, const char *dir, char *out, size_t len, char *why, size_t whylen)
 {
 	struct blob b = blob_of(which);
@@ -112,6 +123,10 @@ int ct_embed_write(enum ct_embed which, const char *dir, char *out, size_t len, 
 	}
 	if (statvfs(dir, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC))
 		return to_memfd(&b, out, len, why, whylen);
+	/* only a directory nobody else can write to may hold code the program
+	 * will run: anyone who can rename entries there could swap the file */
+	if (!private_dir(dir))
+		return to_memfd(&b, out, len, why, whylen);
 	n = snprintf(sub, sizeof sub, "%s/.cutrace", dir);
 	if (n < 0 || (size_t)n >= sizeof sub || (size_t)n + 1 + strlen(b.name) >= len) {
 		snprintf(why, whylen, "%s: path too long", dir);
@@ -121,6 +136,8 @@ int ct_embed_write(enum ct_embed which, const char *dir, char *out, size_t len, 
 		snprintf(why, whylen, "cannot create %s: %s", sub, strerror(errno));
 		return -1;
 	}
+	if (!private_dir(sub))
+		return to_memfd(&b, out, len, why, whylen);
 	snprintf(tmp, sizeof tmp, "%s/.%s.%d", sub, b.name, (int)getpid());
 	snprintf(out, len, "%s/%s", sub, b.name);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, b.mode);

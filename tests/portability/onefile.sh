@@ -2,9 +2,9 @@
 # The one-file cutrace, copied alone into an empty directory on this
 # machine: static (no interpreter, no NEEDED, no GLIBC version), and probe,
 # run, doctor and show work from the shim and probe it carries; --lib and
-# CUTRACE_LIB still choose another shim; on a noexec trace directory the
-# carried files go into memfds (needs unshare -m, else that case is left
-# out with a note).
+# CUTRACE_LIB still choose another shim; in a trace directory others can
+# write to, or on a noexec one, the carried files go into memfds (noexec
+# needs unshare -m, else that case is left out with a note).
 #
 #   onefile.sh ONEFILE SHIM FAKENV FAKECUDA_DIR
 set -uo pipefail
@@ -66,6 +66,17 @@ r=$?
 [ $r -eq 2 ] && grep -q "CUTRACE_LIB=$t/nonexistent.so" "$t/o3.err" ||
 	bad "a missing CUTRACE_LIB: exit $r, '$(cat "$t/o3.err")' (expected 2 and the path named)"
 
+# a trace directory others can write to, or a .cutrace that is a link:
+# memfds, and the link's target is left alone
+mkdir -m 0770 "$t/gw" && chmod 0770 "$t/gw"
+"$c" run -o "$t/gw" -- sh -c 'echo "$LD_PRELOAD"' >"$t/gw.out" 2>/dev/null
+grep -q '^/proc/[0-9]*/fd/[0-9]*$' "$t/gw.out" || bad "group-writable -o: LD_PRELOAD was '$(cat "$t/gw.out")' (expected a memfd)"
+[ -e "$t/gw/.cutrace" ] && bad "group-writable -o: the shim was written into it"
+mkdir -m 0700 "$t/ln" "$t/elsewhere" && ln -s "$t/elsewhere" "$t/ln/.cutrace"
+"$c" run -o "$t/ln" -- sh -c 'echo "$LD_PRELOAD"' >"$t/ln.out" 2>/dev/null
+grep -q '^/proc/[0-9]*/fd/[0-9]*$' "$t/ln.out" || bad ".cutrace a symbolic link: LD_PRELOAD was '$(cat "$t/ln.out")' (expected a memfd)"
+[ -z "$(ls -A "$t/elsewhere")" ] || bad ".cutrace a symbolic link: files written through it: $(ls -A "$t/elsewhere")"
+
 # a trace directory on a noexec file system: memfds
 if unshare -m --propagation private true 2>/dev/null; then
 	mkdir "$t/nx"
@@ -81,5 +92,5 @@ if unshare -m --propagation private true 2>/dev/null; then
 else
 	nx=" (noexec case left out: no unshare -m here);"
 fi
-[ $fail -eq 0 ] && echo "ok: one file of $(stat -c %s "$c") bytes (shim and probe inside), alone in a directory: probe, run, show, doctor, --lib, CUTRACE_LIB;$nx"
+[ $fail -eq 0 ] && echo "ok: one file of $(stat -c %s "$c") bytes (shim and probe inside), alone in a directory: probe, run, show, doctor, --lib, CUTRACE_LIB; group-writable dir and linked .cutrace -> memfd;$nx"
 exit $fail
