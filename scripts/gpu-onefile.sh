@@ -30,12 +30,12 @@ fail=0
 step() { # name expected-status command...: run it from the empty directory
 	local name=$1 want=$2 r t0 t1
 	shift 2
-	t0=$(date +%s.%N)
+	t0=$(date +%s%N)
 	(cd "$alone" && "$@") >"$out/$name.out" 2>&1
 	r=$?
-	t1=$(date +%s.%N)
-	printf '| %s | `%s` | %s | %.2f s |\n' "$name" "$(echo "$*" | sed "s|$alone/||g; s|$traces|TRACES|g")" \
-		"$r" "$(echo "$t1 - $t0" | bc 2>/dev/null || echo 0)" >>"$md"
+	t1=$(date +%s%N)
+	printf '| %s | `%s` | %s | %d ms |\n' "$name" "$(echo "$*" | sed "s|$alone/||g; s|$traces|TRACES|g")" \
+		"$r" $(((t1 - t0) / 1000000)) >>"$md"
 	if [ -n "$want" ] && [ "$r" != "$want" ]; then
 		echo "gpu-onefile: $name exited $r, expected $want" >&2
 		fail=1
@@ -60,7 +60,7 @@ verdict() { # name pattern: the verdict line must be there
 	echo "- interpreter: $(readelf -lW "$c" 2>/dev/null | grep -c 'Requesting program interpreter') (0: static)"
 	echo "- torch: $(python3 -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda)' 2>&1 | tail -1)"
 	echo
-	echo "| step | command | exit | time |"
+	echo "| step | command | exit | wall |"
 	echo "|---|---|---|---|"
 } >"$md"
 
