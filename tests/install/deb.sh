@@ -11,7 +11,8 @@ set -uo pipefail
 cpack=${1:?usage: deb.sh CPACK BUILD_DIR FAKENV FAKECUDA_DIR}
 build=${2:?} fakenv=${3:?} fakecuda=${4:?}
 command -v dpkg-deb >/dev/null || { echo "SKIP: no dpkg-deb (not a Debian system)"; exit 77; }
-. "$(dirname "$0")/installed.sh"
+installed_summary=""
+. "$(dirname "$0")/installed.sh" # check_installed sets installed_summary
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
 fail=0

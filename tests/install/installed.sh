@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by tree.sh and deb.sh: check an installed tree under PREFIX.
 # check_installed PREFIX FAKENV FAKECUDA_DIR WORKDIR: prints FAIL lines,
 # returns 1 on any; sets installed_summary.
@@ -27,6 +28,7 @@ check_installed() {
 		MANWIDTH=80 man -l "$p/share/man/man1/cutrace.1.gz" 2>/dev/null | grep -q '^ENVIRONMENT' ||
 			{ echo "FAIL: man -l $p/share/man/man1/cutrace.1.gz shows no ENVIRONMENT section"; fail=1; }
 	fi
+	# shellcheck disable=SC2034  # read by the scripts that source this file
 	installed_summary="probe OK from libexec/cutrace, run preloads lib/cutrace/libcutrace.so, man -l reads"
 	return $fail
 }

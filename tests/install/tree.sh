@@ -9,7 +9,8 @@
 set -uo pipefail
 cmake=${1:?usage: tree.sh CMAKE BUILD_DIR FAKENV FAKECUDA_DIR}
 build=${2:?} fakenv=${3:?} fakecuda=${4:?}
-. "$(dirname "$0")/installed.sh"
+installed_summary=""
+. "$(dirname "$0")/installed.sh" # check_installed sets installed_summary
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
 "$cmake" --install "$build" --prefix "$t/P" >"$t/install.log" 2>&1 || {

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the tests that run in the Debian 11 root (oldroot.sh).
 #
 # oldroot_require: exit 77 (ctest's skip) with the one-line reason when the
