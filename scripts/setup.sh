@@ -7,11 +7,15 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 
-# the build: compiler, cmake, Check, libelf
-packages=(cmake make gcc pkg-config check libsubunit-dev libelf-dev python3 file)
+# the build: compiler, cmake, Check, libelf (libelf.a and zlib's libz.a for
+# the one-file cutrace)
+packages=(cmake make gcc pkg-config check libsubunit-dev libelf-dev zlib1g-dev python3 file)
 # the test suite: the sanitizer build and the fuzzer (clang + its runtimes),
-# valgrind, static analysis, and the tools the reliability tests drive
-packages+=(clang libclang-rt-14-dev valgrind cppcheck clang-tidy clang-format git gzip util-linux)
+# valgrind, static analysis, the tools the reliability tests drive, and
+# debootstrap for the Debian 11 root of the portability tests, and what the
+# install tests use (dpkg-shlibdeps for the .deb's Depends, groff and man)
+packages+=(clang libclang-rt-14-dev valgrind cppcheck clang-tidy clang-format git gzip util-linux
+	debootstrap dpkg-dev groff-base man-db)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -55,4 +59,6 @@ fi
 
 cmake -S . -B build -DCUTRACE_CUDA_INCLUDE_DIR="$cuda_inc" ${CMAKE_BUILD_TYPE:+-DCMAKE_BUILD_TYPE=$CMAKE_BUILD_TYPE} >/dev/null
 cmake --build build -j"$(nproc)"
-echo "setup: built build/bin/cutrace and build/lib/libcutrace.so (CUDA headers: $cuda_inc)"
+onefile=""
+[ -x build/onefile/cutrace ] && onefile=", build/onefile/cutrace (one file to copy)"
+echo "setup: built build/bin/cutrace and build/lib/libcutrace.so$onefile (CUDA headers: $cuda_inc)"

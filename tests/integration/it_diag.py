@@ -524,8 +524,8 @@ def t_install_tree_works():
                        timeout=120)
     need(p.returncode == 0, "cmake --install", p.stdout[-1000:], p.stderr[-1000:])
     ct = os.path.join(prefix, "bin", "cutrace")
-    probe = os.path.join(prefix, "bin", "cutrace-probe")
-    shim = os.path.join(prefix, "lib", "libcutrace.so")
+    probe = os.path.join(prefix, "libexec", "cutrace", "cutrace-probe")
+    shim = os.path.join(prefix, "lib", "cutrace", "libcutrace.so")
     for f in (ct, probe, shim):
         need(os.path.isfile(f), "installed: %s" % f, sorted(glob.glob(prefix + "/**", recursive=True)))
     # cutrace run of the installed probe under the rig, with the installed shim

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The shim is loaded into programs of every userland from glibc 2.17 up:
-# fail if libcutrace.so needs a newer GLIBC_x.y version than FLOOR, or leaves
-# a dl* lookup without libdl.so.2 (where dlsym lives before glibc 2.34).
+# The shim and the probe are loaded in every userland from glibc 2.17 up:
+# fail if the file (libcutrace.so, cutrace-probe) needs a newer GLIBC_x.y
+# version than FLOOR, or leaves a dl* lookup without libdl.so.2 (where dlsym
+# lives before glibc 2.34).
 #   glibc_floor.sh LIB [FLOOR]
 set -euo pipefail
 lib=${1:?usage: glibc_floor.sh LIB [FLOOR]}

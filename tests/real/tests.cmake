@@ -6,6 +6,9 @@
 #                        ENVIRONMENT "CUTRACE_REAL_DIR=${CUTRACE_REAL_DIR}")
 # and start with `. tests/real/real.sh; real_require` (shell) or check
 # $CUTRACE_REAL_DIR/STATUS themselves: "skip REASON" means exit 77 with REASON.
+# A fragment that sorts before "real" includes this file first (a no-op when
+# it was included already).
+include_guard(GLOBAL)
 set(CUTRACE_REAL_DIR ${CUTRACE_TEST_BIN}/real-nvidia CACHE INTERNAL "")
 set(CUTRACE_REAL_SH ${CMAKE_CURRENT_LIST_DIR}/real.sh CACHE INTERNAL "")
 add_test(NAME real_fetch COMMAND ${CMAKE_CURRENT_LIST_DIR}/fetch.sh ${CUTRACE_REAL_DIR})

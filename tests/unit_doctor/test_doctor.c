@@ -11,6 +11,7 @@
 #include "compat.h"
 #include "elfinfo.h"
 #include "version.h"
+#include "idname.h"
 
 static struct ct_machine_report *run_check(const struct ct_machine_opts *o)
 {
@@ -837,6 +838,35 @@ START_TEST(t_output)
 }
 END_TEST
 
+/* doctor's owner/group names come from the passwd/group files themselves
+ * (no NSS: the static one-file cutrace must not dlopen NSS modules) */
+START_TEST(t_id_names)
+{
+	char b[16];
+
+	write_str(T("/passwd"), "# comment\n\nroot:x:0:0:root:/root:/bin/bash\n"
+		  "broken line\n:x:5:5::/:/bin/sh\nnoid:x::1::/:\nbad:x:4x:1::/:\n"
+		  "averyveryverylongname:x:7:7::/:\nnvidia:x:1000:1000::/home:/bin/sh\n"
+		  "dup:x:1000:1::/:\nlast:x:4294967295:0::/:");
+	write_str(T("/group"), "root:x:0:\nvideo:x:44:alice,bob\nrender:x:105:\n");
+	ck_assert_int_eq(ct_id_name(T("/passwd"), 0, b, sizeof b), 0);
+	ck_assert_str_eq(b, "root");
+	ck_assert_int_eq(ct_id_name(T("/passwd"), 1000, b, sizeof b), 0);
+	ck_assert_str_eq(b, "nvidia"); /* the first entry wins */
+	ck_assert_int_eq(ct_id_name(T("/passwd"), 4294967295u, b, sizeof b), 0);
+	ck_assert_str_eq(b, "last");  /* no newline at the end */
+	ck_assert_int_eq(ct_id_name(T("/passwd"), 5, b, sizeof b), -1); /* empty name */
+	ck_assert_int_eq(ct_id_name(T("/passwd"), 4, b, sizeof b), -1); /* "4x" */
+	ck_assert_int_eq(ct_id_name(T("/passwd"), 7, b, sizeof b), -1); /* too long for b */
+	ck_assert_int_eq(ct_id_name(T("/passwd"), 1, b, sizeof b), -1);
+	ck_assert_int_eq(ct_id_name(T("/group"), 44, b, sizeof b), 0);
+	ck_assert_str_eq(b, "video");
+	ck_assert_int_eq(ct_id_name(T("/group"), 105, b, sizeof b), 0);
+	ck_assert_str_eq(b, "render");
+	ck_assert_int_eq(ct_id_name(T("/missing"), 0, b, sizeof b), -1);
+}
+END_TEST
+
 static Suite *doctor_suite(void)
 {
 	Suite *s = suite_create("doctor");
@@ -884,6 +914,7 @@ static Suite *doctor_suite(void)
 	tcase_add_test(machine, t_env_cuda_visible_devices);
 	tcase_add_test(machine, t_devices_regular_file);
 	tcase_add_test(machine, t_output);
+	tcase_add_test(machine, t_id_names);
 	suite_add_tcase(s, machine);
 	return s;
 }

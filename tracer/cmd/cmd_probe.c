@@ -83,7 +83,7 @@ int cmd_probe(int argc, char **argv)
 		ct_err("cutrace-probe not found next to cutrace");
 		return CT_EXIT_USAGE;
 	}
-	if (ct_run_setup(&o) < 0)
+	if (ct_run_setup(&o) < 0 || ct_probe_path(probe, sizeof probe, o.dir) < 0)
 		return CT_EXIT_USAGE;
 	pargv[pargc++] = probe;
 	if (ctx)

@@ -7,13 +7,12 @@
  */
 #define _GNU_SOURCE
 #include "machine_int.h"
+#include "idname.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <limits.h>
-#include <pwd.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -320,8 +319,6 @@ static void inspect_node(struct ct_mctx *c, struct ct_devnode *n)
 {
 	char p[PATH_MAX];
 	struct stat st;
-	struct passwd *pw;
-	struct group *gr;
 
 	ct_m_path(c, p, sizeof p, n->path);
 	if (stat(p, &st) < 0)
@@ -331,15 +328,9 @@ static void inspect_node(struct ct_mctx *c, struct ct_devnode *n)
 	n->mode = st.st_mode & 07777;
 	n->uid = st.st_uid;
 	n->gid = st.st_gid;
-	pw = getpwuid(st.st_uid);
-	gr = getgrgid(st.st_gid);
-	if (pw)
-		ct_m_copy(n->owner, sizeof n->owner, pw->pw_name);
-	else
+	if (ct_id_name("/etc/passwd", st.st_uid, n->owner, sizeof n->owner) < 0)
 		snprintf(n->owner, sizeof n->owner, "%u", (unsigned)st.st_uid);
-	if (gr)
-		ct_m_copy(n->group, sizeof n->group, gr->gr_name);
-	else
+	if (ct_id_name("/etc/group", st.st_gid, n->group, sizeof n->group) < 0)
 		snprintf(n->group, sizeof n->group, "%u", (unsigned)st.st_gid);
 	n->group_member = in_group(st.st_gid);
 	if (n->is_chr) {

@@ -7,6 +7,7 @@
 #include "run.h"
 #include "diag.h"
 #include "json.h"
+#include "embed.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
@@ -15,10 +16,16 @@
 #include <string.h>
 #include <unistd.h>
 
+/* the probe next to cutrace (or in ../libexec/cutrace); "" for the one the
+ * one-file cutrace carries, which ct_probe_path writes out once the trace
+ * directory is there */
 int ct_find_probe(char *probe, size_t len)
 {
 	char self[PATH_MAX];
 
+	probe[0] = 0;
+	if (ct_embed_has(CT_EMBED_PROBE))
+		return 0;
 	if (ct_self_dir(self, sizeof self) < 0)
 		return -1;
 	snprintf(probe, len, "%s/cutrace-probe", self);
@@ -26,6 +33,19 @@ int ct_find_probe(char *probe, size_t len)
 		return 0;
 	snprintf(probe, len, "%s/../libexec/cutrace/cutrace-probe", self);
 	return access(probe, X_OK) == 0 ? 0 : -1;
+}
+
+int ct_probe_path(char *probe, size_t len, const char *dir)
+{
+	char why[PATH_MAX + 128];
+
+	if (probe[0])
+		return 0;
+	if (ct_embed_write(CT_EMBED_PROBE, dir, probe, len, why, sizeof why) < 0) {
+		ct_err("cannot write out the probe this cutrace carries: %s", why);
+		return -1;
+	}
+	return 0;
 }
 
 /* doctor's last step: the probe under the shim, and its verdict */
@@ -41,7 +61,7 @@ int ct_doctor_run_probe(struct ct_json *j, FILE *text)
 
 	memset(&v, 0, sizeof v);
 	if (ct_find_probe(probe, sizeof probe) < 0 || ct_run_parse(1, av, &o, &ci, false) < 0 ||
-	    ct_run_setup(&o) < 0) {
+	    ct_run_setup(&o) < 0 || ct_probe_path(probe, sizeof probe, o.dir) < 0) {
 		if (j) {
 			ct_json_obj_begin(j);
 			ct_json_kstr(j, "status", "skipped");

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "embed.h"
 #include "inject_rules.h"
 #include "parse.h"
 
@@ -34,7 +35,9 @@ int ct_find_shim(char *out, size_t len)
 {
 	char dir[PATH_MAX];
 	const char *env = getenv("CUTRACE_LIB");
-	static const char *const rel[] = { "../lib/libcutrace.so", "../lib/cutrace/libcutrace.so",
+	/* the installed tree's (cmake/install.cmake) first, so that a shim left
+	 * in PREFIX/lib by an older install does not win; then the build tree's */
+	static const char *const rel[] = { "../lib/cutrace/libcutrace.so", "../lib/libcutrace.so",
 					   "../lib64/libcutrace.so", "libcutrace.so", NULL };
 
 	if (env && *env) {
@@ -544,8 +547,14 @@ int ct_run_setup(struct ct_run_opts *o)
 			ct_err("cannot read the shim %s: %s", o->lib_arg, strerror(errno));
 			return -1;
 		}
+	} else if (ct_embed_has(CT_EMBED_SHIM) && !(getenv("CUTRACE_LIB") && *getenv("CUTRACE_LIB"))) {
+		shimbuf[0] = 0; /* the one-file cutrace's own, written out below */
 	} else if (ct_find_shim(shimbuf, sizeof shimbuf) < 0) {
-		ct_err("libcutrace.so not found next to cutrace (set CUTRACE_LIB or use --lib)");
+		const char *env = getenv("CUTRACE_LIB");
+		if (env && *env)
+			ct_err("cannot read the shim CUTRACE_LIB=%s: %s", env, strerror(errno));
+		else
+			ct_err("libcutrace.so not found next to cutrace (set CUTRACE_LIB or use --lib)");
 		return -1;
 	}
 	o->shim = shimbuf;
@@ -563,6 +572,10 @@ int ct_run_setup(struct ct_run_opts *o)
 		return -1;
 	}
 	o->dir = dirbuf;
+	if (!shimbuf[0] && ct_embed_write(CT_EMBED_SHIM, dirbuf, shimbuf, sizeof shimbuf, why, sizeof why) < 0) {
+		ct_err("cannot write out the shim this cutrace carries: %s (set CUTRACE_LIB or use --lib)", why);
+		return -1;
+	}
 	if (o->scenario && ct_scenario_rules(o->scenario, o) < 0)
 		return -1;
 	/* the shim takes at most CT_RULES_MAX rules: check the whole list once more */

@@ -61,8 +61,12 @@ int ct_replay_rules(const char *path, const struct ct_verdict *v, char *rules, s
 		    char *env, size_t envlen, const char **scenario, char *why, size_t whylen);
 
 /* the bare driver probe (cutrace-probe) next to this executable, or in
- * ../libexec/cutrace: 0 with its path in probe, -1 */
+ * ../libexec/cutrace: 0 with its path in probe, -1; 0 with probe "" when
+ * this is the one-file cutrace, which carries its own (ct_probe_path) */
 int ct_find_probe(char *probe, size_t len);
+/* after ct_run_setup: the carried probe written out for a run in dir when
+ * probe is "" (else nothing to do); 0, or -1 said on stderr */
+int ct_probe_path(char *probe, size_t len, const char *dir);
 
 struct ct_json;
 /* The probe step of doctor: run the probe under the shim and report its
