@@ -14,7 +14,7 @@
 # (tests/real/real.sh has the helper for that).
 set -uo pipefail
 dest=${1:?usage: fetch.sh DEST}
-mkdir -p "$dest"
+mkdir -p "$dest" && dest=$(cd "$dest" && pwd) || exit 1 # apt reads relative paths from /etc/apt
 exec 9>"$dest/.lock"
 flock 9
 
