@@ -35,3 +35,9 @@ add_test(NAME unit_doctor_devices COMMAND test_doctor_dev)
 set_tests_properties(unit_doctor_devices PROPERTIES SKIP_RETURN_CODE 77)
 
 add_test(NAME doctor_e2e COMMAND sh ${CT_DOCTOR_DIR}/doctor_e2e.sh $<TARGET_FILE:cutrace>)
+
+# what the container runtime put here (machine_rt.c): CDI specs, drop-ins, musl
+add_executable(test_doctor_rt ${CT_DOCTOR_DIR}/test_doctor_rt.c)
+target_link_libraries(test_doctor_rt PRIVATE cutrace_core PkgConfig::CHECK)
+target_include_directories(test_doctor_rt PRIVATE ${CT_DOCTOR_DIR})
+add_test(NAME unit_doctor_runtime COMMAND test_doctor_rt)

@@ -13,27 +13,28 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: cutrace doctor [--json] [--no-probe] [--color=auto|always|never]\n\n"
-		"Checks this machine for what CUDA initialization needs, bottom-up:\n"
-		"  device nodes      /dev/nvidiactl, /dev/nvidiaN, /dev/nvidia-uvm(-tools), caps:\n"
-		"                    presence, numbers against /proc/devices, owner/mode, a real open\n"
-		"  kernel module     /proc/driver/nvidia/version vs /sys/module/nvidia/version,\n"
-		"                    nvidia_uvm, attached GPUs, module parameters\n"
-		"  libraries         which libcuda.so.1 / libnvidia-ml.so.1 the loader would pick\n"
-		"                    (LD_LIBRARY_PATH, ld.so.cache, system dirs) with ELF facts;\n"
-		"                    stub and cuda-compat copies; every libcudart found\n"
-		"  container         container markers, device cgroup, NVIDIA_* variables\n"
-		"  environment       CUDA_VISIBLE_DEVICES, LD_LIBRARY_PATH, ... sanity\n"
-		"  contract          driver CUDA version vs each runtime (backward, minor, forward\n"
-		"                    compatibility or cudaErrorInsufficientDriver)\n"
-		"then runs `cutrace probe` (dlopen + cuInit under the shim) and prints a verdict.\n\n"
-		"options:\n"
-		"  --json            one JSON document on stdout\n"
-		"  --no-probe        only the static checks\n"
-		"  --color=WHEN      auto (default: on a terminal, unless NO_COLOR), always, never\n"
-		"  -h, --help        this help\n\n"
-		"exit status: 0 healthy, 1 a problem was found, 2 usage or internal error\n");
+	fprintf(f, "usage: cutrace doctor [--json] [--no-probe] [--color=auto|always|never]\n\n"
+		   "Checks this machine for what CUDA initialization needs, bottom-up:\n"
+		   "  device nodes      /dev/nvidiactl, /dev/nvidiaN, /dev/nvidia-uvm(-tools), caps:\n"
+		   "                    presence, numbers against /proc/devices, owner/mode, a real open\n"
+		   "  kernel module     /proc/driver/nvidia/version vs /sys/module/nvidia/version,\n"
+		   "                    nvidia_uvm, attached GPUs, module parameters\n"
+		   "  libraries         which libcuda.so.1 / libnvidia-ml.so.1 the loader would pick\n"
+		   "                    (LD_LIBRARY_PATH, ld.so.cache, system dirs) with ELF facts;\n"
+		   "                    stub and cuda-compat copies; every libcudart found\n"
+		   "  container         container markers, device cgroup, NVIDIA_* variables,\n"
+		   "                    CDI specs (/etc/cdi, /var/run/cdi) against the module,\n"
+		   "                    ld.so.conf.d 00-compat-*/00-nvcr-* drop-ins, musl\n"
+		   "  environment       CUDA_VISIBLE_DEVICES, LD_LIBRARY_PATH, ... sanity\n"
+		   "  contract          driver CUDA version vs each runtime (backward, minor, forward\n"
+		   "                    compatibility or cudaErrorInsufficientDriver)\n"
+		   "then runs `cutrace probe` (dlopen + cuInit under the shim) and prints a verdict.\n\n"
+		   "options:\n"
+		   "  --json            one JSON document on stdout\n"
+		   "  --no-probe        only the static checks\n"
+		   "  --color=WHEN      auto (default: on a terminal, unless NO_COLOR), always, never\n"
+		   "  -h, --help        this help\n\n"
+		   "exit status: 0 healthy, 1 a problem was found, 2 usage or internal error\n");
 }
 
 struct doctor_args {

@@ -917,6 +917,7 @@ int ct_machine_check(struct ct_machine_report *r, const struct ct_machine_opts *
 	check_kmod(&c);
 	ct_m_check_libs(&c);
 	check_container(&c);
+	ct_m_check_runtime(&c);
 	check_env(&c);
 	ct_m_check_contract(&c);
 	return r->n_problems ? CT_EXIT_PROBLEM : CT_EXIT_OK;

@@ -29,6 +29,9 @@ void ct_m_fix(struct ct_finding *f, const char *fmt, ...) CT_PRINTF(2, 3);
 /* the library checks (machine_libs.c) */
 void ct_m_check_libs(struct ct_mctx *c);
 void ct_m_check_contract(struct ct_mctx *c);
+/* what the container runtime put here: CDI specs, ld.so.conf.d drop-ins, musl,
+ * the uvm node (machine_rt.c) */
+void ct_m_check_runtime(struct ct_mctx *c);
 
 /* copy with truncation, always terminated */
 void ct_m_copy(char *dst, size_t len, const char *src);

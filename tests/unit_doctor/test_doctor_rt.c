@@ -1,0 +1,191 @@
+/*
+ * doctor's checks of what the container runtime put here (machine_rt.c,
+ * issue 19 group 1): CDI specs against the running module, the toolkit's
+ * ld.so.conf.d drop-ins, a musl loader, a container without the uvm node;
+ * all on fake trees.
+ */
+#include "test_common.h"
+
+static struct ct_machine_report *check_tree(char **env)
+{
+	static const char *const sys[] = { "/sys1", NULL };
+	static const char *const none[] = { NULL };
+	struct ct_machine_opts o = {
+		.root = tmp_root,
+		.env = env,
+		.ld_cache = "",
+		.system_dirs = sys,
+		.off_path_dirs = none,
+		.cudart_dirs = none,
+		.no_open = true,
+		.no_python = true,
+	};
+	struct ct_machine_report *r = calloc(1, sizeof *r);
+
+	ck_assert_ptr_nonnull(r);
+	ct_machine_check(r, &o);
+	return r;
+}
+
+static void driver_580(bool uvm)
+{
+	write_str(T("/proc/driver/nvidia/version"),
+		  "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build\n");
+	write_str(T("/sys/module/nvidia/version"), "580.159.04\n");
+	mkdirs(T("/sys/module/nvidia"));
+	if (uvm)
+		mkdirs(T("/sys/module/nvidia_uvm"));
+	write_str(T("/proc/devices"), uvm ? "Character devices:\n195 nvidia\n195 nvidiactl\n238 nvidia-uvm\n"
+					  : "Character devices:\n195 nvidia\n195 nvidiactl\n");
+}
+
+/* a spec as `nvidia-ctk cdi generate` writes it (YAML), for driver ver */
+static void yaml_spec(const char *rel, const char *ver, bool uvm)
+{
+	char buf[4096];
+
+	snprintf(buf, sizeof buf,
+		 "---\ncdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n- name: \"0\"\n  containerEdits:\n"
+		 "    deviceNodes:\n    - path: /dev/nvidia0\ncontainerEdits:\n  deviceNodes:\n"
+		 "  - path: /dev/nvidiactl\n%s  mounts:\n"
+		 "  - hostPath: /usr/lib/x86_64-linux-gnu/libcuda.so.%s\n"
+		 "    containerPath: /usr/lib/x86_64-linux-gnu/libcuda.so.%s\n",
+		 uvm ? "  - path: /dev/nvidia-uvm\n" : "", ver, ver);
+	write_str(T(rel), buf);
+}
+
+START_TEST(t_cdi_stale_spec)
+{
+	char *env[] = { NULL };
+	struct ct_machine_report *r;
+	const struct ct_finding *f;
+
+	driver_580(true);
+	write_str(T("/usr/lib/x86_64-linux-gnu/libcuda.so.580.159.04"), "x");
+	yaml_spec("/etc/cdi/nvidia.yaml", "580.95.05", true);
+	/* JSON, in the other directory, current */
+	write_str(T("/var/run/cdi/nvidia-gpu.json"),
+		  "{\"cdiVersion\":\"0.6.0\",\"kind\":\"nvidia.com/gpu\",\"containerEdits\":{\"deviceNodes\":"
+		  "[{\"path\":\"/dev/nvidia-uvm\"}],\"mounts\":[{\"hostPath\":\"/usr/lib/x86_64-linux-gnu/"
+		  "libcuda.so.580.159.04\",\"containerPath\":\"/x\"}]}}");
+	/* not NVIDIA's: ignored */
+	write_str(T("/etc/cdi/other.yaml"), "kind: vendor.com/fpga\nhostPath: /nope/libcuda.so.1.2.3\n");
+	r = check_tree(env);
+	CK_FIND(r, CT_SEV_PROBLEM, CT_LAYER_LOADER, "stale CDI spec /etc/cdi/nvidia.yaml");
+	f = find(r, CT_SEV_PROBLEM, CT_LAYER_LOADER, "stale CDI spec");
+	ck_assert_ptr_nonnull(strstr(f->summary, "generated for driver 580.95.05"));
+	ck_assert_ptr_nonnull(strstr(f->summary, "module is 580.159.04"));
+	ck_assert_ptr_nonnull(strstr(f->fix, "nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml"));
+	/* the file it names is gone */
+	CK_FIND(r, CT_SEV_WARN, CT_LAYER_LOADER, "mounts 1 host path that does not exist here");
+	CK_FIND(r, CT_SEV_OK, CT_LAYER_LOADER, "/var/run/cdi/nvidia-gpu.json: driver 580.159.04");
+	CK_NOFIND(r, CT_SEV_WARN, CT_LAYER_LOADER, "/var/run/cdi/nvidia-gpu.json mounts");
+	CK_NOFIND(r, CT_SEV_PROBLEM, CT_LAYER_LOADER, "other.yaml");
+	CK_NOFIND(r, CT_SEV_WARN, CT_LAYER_UVM, "CDI spec");
+	free(r);
+
+	/* a current spec without the uvm node, nvidia_uvm loaded (NCT#50) */
+	yaml_spec("/etc/cdi/nvidia.yaml", "580.159.04", false);
+	r = check_tree(env);
+	CK_NOFIND(r, CT_SEV_PROBLEM, CT_LAYER_LOADER, "stale CDI spec");
+	CK_FIND(r, CT_SEV_WARN, CT_LAYER_UVM, "/etc/cdi/nvidia.yaml has no /dev/nvidia-uvm");
+	free(r);
+
+	/* ... and without nvidia_uvm loaded: nothing to say about it */
+	driver_580(false);
+	rmdir(T("/sys/module/nvidia_uvm"));
+	r = check_tree(env);
+	CK_NOFIND(r, CT_SEV_WARN, CT_LAYER_UVM, "CDI spec");
+	free(r);
+}
+END_TEST
+
+START_TEST(t_dropins)
+{
+	char *env[] = { NULL };
+	struct ct_machine_report *r;
+
+	driver_580(true);
+	write_str(T("/etc/ld.so.conf.d/00-compat-812345.conf"),
+		  "# written by the hook\n/usr/local/cuda/compat\n");
+	write_str(T("/usr/local/cuda/compat/libcuda.so.575.57.08"), "x");
+	write_str(T("/etc/ld.so.conf.d/00-nvcr-1234.conf"), "/usr/lib/x86_64-linux-gnu/nvidia\n");
+	write_str(T("/etc/ld.so.conf.d/libc.conf"), "/usr/local/lib\n");
+	r = check_tree(env);
+	CK_FIND(r, CT_SEV_WARN, CT_LAYER_LOADER,
+		"00-compat-812345.conf puts the cuda-compat libcuda 575.57.08");
+	CK_FIND(r, CT_SEV_INFO, CT_LAYER_LOADER,
+		"00-nvcr-1234.conf: the NVIDIA container runtime put "
+		"/usr/lib/x86_64-linux-gnu/nvidia");
+	CK_NOFIND(r, CT_SEV_INFO, CT_LAYER_LOADER, "libc.conf");
+	free(r);
+
+	/* a newer compat library: forward compatibility, as designed */
+	unlink(T("/usr/local/cuda/compat/libcuda.so.575.57.08"));
+	write_str(T("/usr/local/cuda/compat/libcuda.so.590.48.01"), "x");
+	r = check_tree(env);
+	CK_FIND(r, CT_SEV_INFO, CT_LAYER_LOADER, "forward compatibility");
+	CK_NOFIND(r, CT_SEV_WARN, CT_LAYER_LOADER, "00-compat");
+	free(r);
+}
+END_TEST
+
+START_TEST(t_musl)
+{
+	char *env[] = { NULL };
+	struct ct_machine_report *r;
+
+	write_str(T("/lib/ld-musl-x86_64.so.1"), "x");
+	r = check_tree(env);
+	CK_FIND(r, CT_SEV_INFO, CT_LAYER_LOADER, "musl loader /lib/ld-musl-x86_64.so.1");
+	CK_FIND(r, CT_SEV_INFO, CT_LAYER_LOADER, "/etc/ld-musl-x86_64.path");
+	free(r);
+}
+END_TEST
+
+START_TEST(t_container_no_uvm_node)
+{
+	char *env[] = { NULL };
+	struct ct_machine_report *r;
+
+	driver_580(true);
+	write_str(T("/.dockerenv"), "");
+	write_str(T("/dev/nvidiactl"), "");
+	r = check_tree(env);
+	CK_FIND(r, CT_SEV_PROBLEM, CT_LAYER_UVM,
+		"no /dev/nvidia-uvm although the host's nvidia_uvm is loaded");
+	free(r);
+
+	/* not a container: the plain missing-node finding only */
+	unlink(T("/.dockerenv"));
+	r = check_tree(env);
+	CK_NOFIND(r, CT_SEV_PROBLEM, CT_LAYER_UVM, "although the host's");
+	free(r);
+}
+END_TEST
+
+static Suite *rt_suite(void)
+{
+	Suite *s = suite_create("doctor_runtime");
+	TCase *tc = tcase_create("runtime");
+
+	tcase_add_checked_fixture(tc, tree_setup, tree_teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, t_cdi_stale_spec);
+	tcase_add_test(tc, t_dropins);
+	tcase_add_test(tc, t_musl);
+	tcase_add_test(tc, t_container_no_uvm_node);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(rt_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
