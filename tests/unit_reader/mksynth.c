@@ -6,14 +6,24 @@
  *         second thread, a note, an injected result, a call that never
  *         returned, context with env and driver version
  *   ok    the same process shape, everything succeeding
+ *
+ * ct_mksynth --job DIR NPROC NHOSTS [FAILRANK...]: a job of NPROC processes
+ * (ranks 0..NPROC-1, pids 100000+rank, RANK and SLURM_PROCID set) spread
+ * evenly over NHOSTS hosts node01.. (NHOSTS <= 9999), one subdirectory per
+ * host as a job on a shared filesystem leaves them; the FAILRANKs are "fail",
+ * the others "ok".  Files are 256 KiB and sparse.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "synth.h"
 
-#define P CT_SYNTH_PID
+static uint32_t P = CT_SYNTH_PID;
+static const char *host = "node-7";
+static int rank = -1;
 #define NODE_CTL ((uint32_t)CT_NODE_CTL << 16 | 255u)
 
 static void context(struct ct_synth *s)
@@ -24,7 +34,7 @@ static void context(struct ct_synth *s)
 	ct_synth_ctx_str(s, CT_CTX_EXE, "/opt/test/probe");
 	ct_synth_ctx(s, CT_CTX_CMDLINE, cmd, sizeof cmd - 1);
 	ct_synth_ctx(s, CT_CTX_CMDLINE_LEN, &cl, 4);
-	ct_synth_ctx_str(s, CT_CTX_HOST, "node-7");
+	ct_synth_ctx_str(s, CT_CTX_HOST, host);
 	ct_synth_ctx_str(s, CT_CTX_KERNEL, "6.1.0-18-amd64");
 	ct_synth_ctx_str(s, CT_CTX_MACHINE, "x86_64");
 	ct_synth_ctx_str(s, CT_CTX_CWD, "/home/u");
@@ -36,6 +46,13 @@ static void context(struct ct_synth *s)
 	ct_synth_ctx_str(s, CT_CTX_DEVICES, "238 nvidia-uvm");
 	ct_synth_ctx_str(s, CT_CTX_ENV, "CUDA_VISIBLE_DEVICES=0");
 	ct_synth_ctx_str(s, CT_CTX_ENV, "LD_LIBRARY_PATH=/usr/local/cuda/lib64");
+	if (rank >= 0) {
+		char e[64];
+		snprintf(e, sizeof e, "RANK=%d", rank);
+		ct_synth_ctx_str(s, CT_CTX_ENV, e);
+		snprintf(e, sizeof e, "SLURM_PROCID=%d", rank);
+		ct_synth_ctx_str(s, CT_CTX_ENV, e);
+	}
 	ct_synth_ctx_str(s, CT_CTX_INJECT, "open:path=/dev/nvidia0:error=EPERM");
 }
 
@@ -81,20 +98,16 @@ static void open_call(struct ct_synth *s, const char *path, uint32_t node, int f
 	ct_synth_commit(s);
 }
 
-int main(int argc, char **argv)
+static int write_one(const char *path, bool fail, uint64_t size)
 {
 	struct ct_synth s;
-	bool fail = argc < 3 || strcmp(argv[2], "ok") != 0;
 	int64_t e;
 
-	if (argc < 2) {
-		fprintf(stderr, "usage: ct_mksynth FILE [fail|ok]\n");
-		return 2;
-	}
-	if (ct_synth_create(&s, argv[1], 1 << 20, 8192) < 0) {
-		perror(argv[1]);
+	if (ct_synth_create(&s, path, size, 8192) < 0) {
+		perror(path);
 		return 1;
 	}
+	s.hdr->pid = P;
 	context(&s);
 	if (fail)
 		s.hdr->flags |= CT_HF_INJECT;
@@ -142,4 +155,49 @@ int main(int argc, char **argv)
 	}
 	ct_synth_close(&s);
 	return 0;
+}
+
+static int job(int argc, char **argv)
+{
+	static char dir[4096], path[4200], hostname[64];
+	int nproc, nhosts, per;
+
+	if (argc < 5 || (nproc = atoi(argv[3])) < 1 || (nhosts = atoi(argv[4])) < 1 || nhosts > 9999) {
+		fprintf(stderr, "usage: ct_mksynth --job DIR NPROC NHOSTS [FAILRANK...]\n");
+		return 2;
+	}
+	per = (nproc + nhosts - 1) / nhosts;
+	if (mkdir(argv[2], 0700) < 0 && errno != EEXIST) {
+		perror(argv[2]);
+		return 1;
+	}
+	for (int r = 0; r < nproc; r++) {
+		bool fail = false;
+		for (int i = 5; i < argc; i++)
+			fail |= atoi(argv[i]) == r;
+		snprintf(hostname, sizeof hostname, "node%02d", r / per + 1);
+		snprintf(dir, sizeof dir, "%s/%s", argv[2], hostname);
+		if (r % per == 0 && mkdir(dir, 0700) < 0 && errno != EEXIST) {
+			perror(dir);
+			return 1;
+		}
+		P = 100000u + (uint32_t)r;
+		host = hostname;
+		rank = r;
+		snprintf(path, sizeof path, "%s/%s-%u-1700000000000001000.cutrace", dir, hostname, P);
+		if (write_one(path, fail, 256 << 10))
+			return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 2 && !strcmp(argv[1], "--job"))
+		return job(argc, argv);
+	if (argc < 2) {
+		fprintf(stderr, "usage: ct_mksynth FILE [fail|ok] | --job DIR NPROC NHOSTS [FAILRANK...]\n");
+		return 2;
+	}
+	return write_one(argv[1], argc < 3 || strcmp(argv[2], "ok") != 0, 1 << 20);
 }

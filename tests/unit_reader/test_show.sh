@@ -183,6 +183,19 @@ PY
 	has "$work/out" '  open64("/dev/nvidiactl", O_RDWR) = -1 EACCES (Permission denied)  [injected: rule 0, error]  FAILED'
 fi
 
+# --- a job summary in ranges: 64 ranks on 8 hosts, 17 failed ----------------------
+"$mksynth" --job "$work/job" 64 8 $(seq 8 23) 40 || fail "mksynth --job"
+expect 1 "$cutrace" show --no-time "$work/job"
+head -4 "$work/out" >"$work/head"
+has "$work/head" "64 processes traced: 47 healthy, 17 failed"
+has "$work/head" "  ranks 0-63 on 8 hosts node[01-08]"
+has "$work/head" "    17 processes: ranks 8-23,40 on 3 hosts node[02-03,06], pids 100008-100023,100040"
+# a small group is still listed process by process
+"$mksynth" --job "$work/job2" 6 3 5 || fail "mksynth --job"
+expect 1 "$cutrace" show --no-time "$work/job2"
+has "$work/out" "  ranks 0-5 on 3 hosts node[01-03]"
+has "$work/out" "    1 process: host node03 rank 5 pid 100005"
+
 if [ "$fails" -ne 0 ]; then
 	echo "$fails check(s) failed" >&2
 	exit 1

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "ranges.h"
 #include "tracer.h"
 
 static bool same_group(const struct ct_verdict *a, const struct ct_verdict *b)
@@ -16,12 +17,76 @@ static bool same_group(const struct ct_verdict *a, const struct ct_verdict *b)
 	return a->ok == b->ok && !strcmp(a->group_key, b->group_key);
 }
 
-/* the members of the group of v[first], each "host H rank R pid P", ordered
- * by host (hosts in order of appearance), ", " between them; marks them done */
-#define SUMMARY_MEMBERS_MAX 64
-static void print_members(FILE *f, const struct ct_verdict *v, int n, char *done, int first)
+/*
+ * The processes idx[0..m) of v in short: "ranks 0-511 on 64 hosts
+ * node[01-64]" (ranges.h), then their pids when with_pids; no newline.
+ * Without memory, nothing.
+ */
+static void print_set(FILE *f, const struct ct_verdict *v, const int *idx, int m, bool with_pids)
 {
-	int shown = 0, left = 0;
+	int64_t *num = malloc(((size_t)m + 1) * sizeof *num);
+	const char **hosts = malloc(((size_t)m + 1) * sizeof *hosts);
+	char buf[1024];
+	size_t k = 0, nh;
+	int no_rank = 0;
+
+	if (!num || !hosts)
+		goto out;
+	for (int i = 0; i < m; i++) {
+		if (v[idx[i]].rank >= 0)
+			num[k++] = v[idx[i]].rank;
+		else
+			no_rank++;
+		hosts[i] = v[idx[i]].host;
+	}
+	if (k) {
+		ct_ranges_ints(buf, sizeof buf, num, k);
+		fprintf(f, "%s %s", k == 1 && !strchr(buf, '-') && !strchr(buf, ',') ? "rank" : "ranks", buf);
+		if (no_rank)
+			fprintf(f, " (%d without a rank)", no_rank);
+	} else {
+		fputs("no ranks", f);
+	}
+	nh = ct_ranges_hosts(buf, sizeof buf, hosts, (size_t)m);
+	if (nh)
+		fprintf(f, " on %zu host%s %s", nh, nh == 1 ? "" : "s", buf);
+	if (with_pids) {
+		for (int i = 0; i < m; i++)
+			num[i] = v[idx[i]].pid;
+		ct_ranges_ints(buf, sizeof buf, num, (size_t)m);
+		fprintf(f, ", pid%s %s", m == 1 ? "" : "s", buf);
+	}
+out:
+	free(num);
+	free(hosts);
+}
+
+/* Groups of up to this many processes are listed one by one; larger ones
+ * are written as ranges (print_set). */
+#define SUMMARY_LIST_MAX 8
+
+/* the members of the group of v[first]: up to SUMMARY_LIST_MAX each "host H
+ * rank R pid P", ordered by host (hosts in order of appearance), ", " between
+ * them; more as ranges; marks them done */
+static void print_members(FILE *f, const struct ct_verdict *v, int n, char *done, int first, int members)
+{
+	int shown = 0;
+
+	if (members > SUMMARY_LIST_MAX) {
+		int *idx = malloc((size_t)members * sizeof *idx), m = 0;
+		for (int k = first; k < n; k++)
+			if (!done[k] && same_group(&v[first], &v[k])) {
+				done[k] = 1;
+				if (idx && m < members)
+					idx[m++] = k;
+			}
+		fputc(' ', f);
+		if (idx)
+			print_set(f, v, idx, m, true);
+		fputc('\n', f);
+		free(idx);
+		return;
+	}
 
 	for (int i = first; i < n; i++) {
 		if (done[i] || !same_group(&v[first], &v[i]))
@@ -31,10 +96,6 @@ static void print_members(FILE *f, const struct ct_verdict *v, int n, char *done
 			if (done[k] || !same_group(&v[first], &v[k]) || strcmp(v[k].host, v[i].host))
 				continue;
 			done[k] = 1;
-			if (shown >= SUMMARY_MEMBERS_MAX) {
-				left++;
-				continue;
-			}
 			fputs(shown ? ", " : " ", f);
 			if (v[k].host[0])
 				fprintf(f, "host %s ", v[k].host);
@@ -44,8 +105,6 @@ static void print_members(FILE *f, const struct ct_verdict *v, int n, char *done
 			shown++;
 		}
 	}
-	if (left)
-		fprintf(f, ", and %d more", left);
 	fputc('\n', f);
 }
 
@@ -61,6 +120,16 @@ void ct_summary_text(FILE *f, const struct ct_verdict *v, int n, int unreadable)
 	if (unreadable)
 		fprintf(f, ", %d unreadable trace file%s", unreadable, unreadable == 1 ? "" : "s");
 	fputc('\n', f);
+	/* the whole job in short: "ranks 0-4095 on 64 hosts node[01-64]" */
+	int *all = n > 1 ? malloc((size_t)n * sizeof *all) : NULL;
+	if (all) {
+		for (int i = 0; i < n; i++)
+			all[i] = i;
+		fputs("  ", f);
+		print_set(f, v, all, n, false);
+		fputc('\n', f);
+		free(all);
+	}
 	for (int i = 0; done && i < n; i++) {
 		int members = 0;
 		if (done[i] || v[i].ok)
@@ -71,7 +140,7 @@ void ct_summary_text(FILE *f, const struct ct_verdict *v, int n, int unreadable)
 		fprintf(f, "  %sFAILED%s [%s]%s %s\n", ct_c(f, CT_C_RED), ct_c(f, CT_C_RESET), ct_layer_name(v[i].layer),
 			v[i].injected ? " (injected)" : "", v[i].summary);
 		fprintf(f, "    %d process%s:", members, members == 1 ? "" : "es");
-		print_members(f, v, n, done, i);
+		print_members(f, v, n, done, i, members);
 	}
 	free(done);
 }
