@@ -75,22 +75,74 @@ static uint64_t real_ns(void)
 }
 
 /* ---- logging: a stack buffer and one write(2); no stdio streams ---------- */
-static void vlog(const char *fmt, va_list ap)
+/*
+ * The shim's lines go to fd 2 only while fd 2 is the file the process started
+ * with (its device and inode, taken by ct_init): a daemon that closed 0-2 and
+ * whose next open made its data file fd 2 must never find a warning in it.
+ * Otherwise a warning becomes a note in the trace's context (`cutrace show`
+ * prints it; nowhere when there is no trace) and debug lines are dropped.
+ */
+static dev_t err_dev;
+static ino_t err_ino;
+static int err_known; /* fd 2 was open at load time */
+
+static void stderr_remember(void)
+{
+	struct stat st;
+
+	if (ct_sys_fstat(2, &st) == 0) {
+		err_dev = st.st_dev;
+		err_ino = st.st_ino;
+		err_known = 1;
+	}
+}
+
+static bool stderr_is_original(void)
+{
+	struct stat st;
+
+	return err_known && ct_sys_fstat(2, &st) == 0 && st.st_dev == err_dev && st.st_ino == err_ino;
+}
+
+/* warnings kept for the trace's notes (one each: ct_warn_once) */
+#define CT_WARN_KEEP 2
+static char warn_kept[CT_WARN_KEEP][256];
+static unsigned warn_kept_n;
+static void note_add(const char *why, bool rec, bool degrade);
+
+static void vlog(bool keep, const char *fmt, va_list ap)
 {
 	char buf[512];
 	int saved = errno;
 	int n = snprintf(buf, sizeof buf, "cutrace[%d]: ", (int)getpid());
+	int pre;
 
 	if (n < 0)
 		n = 0;
+	pre = n;
 	int m = vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
 	if (m < 0)
 		m = 0;
 	n += m;
 	if ((size_t)n > sizeof buf - 2)
 		n = (int)sizeof buf - 2;
-	buf[n++] = '\n';
-	ct_sys_write(2, buf, (size_t)n);
+	if (stderr_is_original()) {
+		buf[n++] = '\n';
+		ct_sys_write(2, buf, (size_t)n);
+	} else if (keep) {
+		unsigned i = __atomic_fetch_add(&warn_kept_n, 1, __ATOMIC_SEQ_CST);
+		if (i < CT_WARN_KEEP) {
+			static const char tag[] =
+				"warning (not shown: stderr is no longer the process's own): ";
+			size_t t = sizeof tag - 1, k = (size_t)(n - pre);
+			if (k > sizeof warn_kept[i] - t - 1)
+				k = sizeof warn_kept[i] - t - 1;
+			memcpy(warn_kept[i], tag, t);
+			memcpy(warn_kept[i] + t, buf + pre, k);
+			warn_kept[i][t + k] = 0;
+			note_add(warn_kept[i], true, false);
+		}
+	}
 	errno = saved;
 }
 
@@ -101,7 +153,7 @@ void ct_log(int level, const char *fmt, ...)
 	if (ct_cfg.debug < level)
 		return;
 	va_start(ap, fmt);
-	vlog(fmt, ap);
+	vlog(false, fmt, ap);
 	va_end(ap);
 }
 
@@ -115,7 +167,7 @@ void ct_warn_once(const char *fmt, ...)
 	if (__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED) && ct_cfg.debug < 1)
 		return;
 	va_start(ap, fmt);
-	vlog(fmt, ap);
+	vlog(true, fmt, ap);
 	va_end(ap);
 }
 
@@ -189,6 +241,7 @@ void ct_init(void)
 		return; /* done, or running on this or another thread */
 	}
 	ct_busy++;
+	stderr_remember();
 	start_mono = ct_now_ns();
 	start_real = real_ns();
 	ct_pid = getpid();
@@ -258,6 +311,7 @@ static const char *notes[CT_NOTES_MAX];
 static unsigned notes_n;       /* slots claimed (may exceed CT_NOTES_MAX) */
 static unsigned notes_written; /* notes[0..notes_written) are in the context */
 static int notes_lock;
+static int notes_degrade; /* a note that degrades the trace was added */
 
 static void notes_reset(void)
 {
@@ -265,6 +319,8 @@ static void notes_reset(void)
 		notes[i] = NULL;
 	notes_n = notes_written = 0;
 	notes_lock = 0;
+	notes_degrade = 0;
+	warn_kept_n = 0;
 }
 
 static unsigned notes_avail(void)
@@ -292,7 +348,8 @@ static void notes_flush(void)
 
 	if (!h)
 		return;
-	__atomic_fetch_or(&h->flags, CT_HF_DEGRADED, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&notes_degrade, __ATOMIC_SEQ_CST))
+		__atomic_fetch_or(&h->flags, CT_HF_DEGRADED, __ATOMIC_RELAXED);
 	for (;;) {
 		unsigned w;
 		if (__atomic_exchange_n(&notes_lock, 1, __ATOMIC_SEQ_CST))
@@ -311,10 +368,14 @@ static void notes_flush(void)
 	}
 }
 
-/* rec: also put a note record in the timeline (not when recording failed) */
-static void mark_degraded(const char *why, bool rec)
+/* rec: also put a note record in the timeline (not when recording failed);
+ * degrade: the note says events were lost (CT_HF_DEGRADED), not a warning */
+static void note_add(const char *why, bool rec, bool degrade)
 {
 	unsigned n = notes_avail(), i;
+
+	if (degrade)
+		__atomic_store_n(&notes_degrade, 1, __ATOMIC_SEQ_CST);
 
 	for (i = 0; i < n; i++)
 		if (__atomic_load_n(&notes[i], __ATOMIC_RELAXED) == why)
@@ -324,25 +385,32 @@ static void mark_degraded(const char *why, bool rec)
 		i = __atomic_fetch_add(&notes_n, 1, __ATOMIC_SEQ_CST);
 		if (i < CT_NOTES_MAX)
 			__atomic_store_n(&notes[i], why, __ATOMIC_SEQ_CST);
-		ct_log(1, "degraded: %s", why);
+		if (degrade)
+			ct_log(1, "degraded: %s", why);
 	} else {
 		rec = false; /* said already */
 	}
 	if (__atomic_load_n(&ct_trace_state, __ATOMIC_ACQUIRE) != TS_ACTIVE)
 		return; /* create_trace / trace_get write it */
-	if (!(__atomic_load_n(&ct_ring_main.hdr->flags, __ATOMIC_RELAXED) & CT_HF_DEGRADED) ||
+	if ((degrade && !(__atomic_load_n(&ct_ring_main.hdr->flags, __ATOMIC_RELAXED) & CT_HF_DEGRADED)) ||
 	    __atomic_load_n(&notes_written, __ATOMIC_RELAXED) < notes_avail())
 		notes_flush();
 	if (rec && !ct_busy) {
 		char text[240];
 		size_t k = strnlen(why, sizeof text - 11);
-		memcpy(text, "degraded: ", 10);
-		memcpy(text + 10, why, k);
-		text[10 + k] = 0;
+		size_t p = degrade ? 10 : 0;
+		memcpy(text, "degraded: ", p);
+		memcpy(text + p, why, k);
+		text[p + k] = 0;
 		ct_busy++;
 		ct_note(text);
 		ct_busy--;
 	}
+}
+
+static void mark_degraded(const char *why, bool rec)
+{
+	note_add(why, rec, true);
 }
 
 const char ct_why_lost[] = "a record could not be reserved in the ring (counted as lost): events are missing";
