@@ -7,6 +7,7 @@
  * call ct_show_run.
  */
 #include "show.h"
+#include "outfile.h"
 #include "tracer.h"
 
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- the iterator --------------------------------------------------------- */
 
@@ -241,18 +243,15 @@ int ct_show_run(const struct ct_show_opts *o, char **args, int nargs)
 {
 	struct ct_show_ctx ctx = { 0 };
 	struct ct_show_summary sum = { 0 };
+	struct ct_outfile of;
 	struct iter *it;
 	const char *out_path = o->out_path;
+	char oerr[PATH_MAX + 256];
 	int rc;
 	bool out_failed = false;
 
 	ctx.no_time = o->no_time;
 	ctx.out_path = out_path;
-	ctx.out = out_path ? fopen(out_path, "w") : stdout;
-	if (!ctx.out) {
-		ct_err("%s: %s", out_path, strerror(errno));
-		return CT_EXIT_USAGE;
-	}
 	it = calloc(1, sizeof *it);
 	if (!it || !(it->diag = ct_diag_new()))
 		ct_die(CT_EXIT_USAGE, "out of memory");
@@ -271,6 +270,17 @@ int ct_show_run(const struct ct_show_opts *o, char **args, int nargs)
 		}
 	}
 	ctx.multi = list.n > 1;
+
+	/* the output is never one of the inputs, and replaces its file only
+	 * when written whole (base/outfile.c) */
+	if (out_path && (ct_outfile_check(out_path, args, nargs, oerr, sizeof oerr) < 0 ||
+			 ct_outfile_check(out_path, list.path, list.n, oerr, sizeof oerr) < 0 ||
+			 ct_outfile_open(&of, out_path, oerr, sizeof oerr) < 0)) {
+		ct_err("%s", oerr);
+		rc = CT_EXIT_USAGE;
+		goto done;
+	}
+	ctx.out = out_path ? of.f : stdout;
 
 	/* a job (several traces): the text output starts with the summary, so
 	 * diagnose everything once before showing it */
@@ -309,22 +319,38 @@ int ct_show_run(const struct ct_show_opts *o, char **args, int nargs)
 		if (r < 0)
 			out_failed = true;
 	}
+	if (!out_failed && it->ops->end && it->ops->end(&ctx))
+		out_failed = true;
+
+	if (!out_path) {
+		if (fflush(ctx.out) != 0 || ferror(ctx.out))
+			out_failed = true;
+		if (out_failed)
+			ct_err("standard output: write error: %s", strerror(errno));
+		rc = out_failed ? CT_EXIT_USAGE : ct_show_exit_code(&sum);
+	} else if (out_failed) {
+		int e = errno;
+		bool kept = ct_outfile_discard(&of);
+		ct_err("%s: write error: %s%s", out_path, strerror(e),
+		       kept ? " (the file was left as it was)" : "");
+		rc = CT_EXIT_USAGE;
+	} else if (sum.readable == 0 && of.tmp && access(of.target, F_OK) == 0) {
+		/* nothing to show: an existing file keeps what it had (a new
+		 * one gets the document that says so) */
+		ct_outfile_discard(&of);
+		ct_err("%s: no readable trace, the file was left as it was", out_path);
+		rc = ct_show_exit_code(&sum);
+	} else if (ct_outfile_commit(&of, oerr, sizeof oerr) < 0) {
+		ct_err("%s", oerr);
+		rc = CT_EXIT_USAGE;
+	} else {
+		rc = ct_show_exit_code(&sum);
+	}
+done:
 	for (int a = 0; arg_err && a < nargs; a++)
 		free(arg_err[a]);
 	free(arg_err);
 	list_free(&list);
-	if (!out_failed && it->ops->end && it->ops->end(&ctx))
-		out_failed = true;
-
-	if (fflush(ctx.out) != 0 || ferror(ctx.out))
-		out_failed = true;
-	if (out_failed)
-		ct_err("%s: write error: %s", out_path ? out_path : "standard output", strerror(errno));
-	if (out_path && fclose(ctx.out) != 0 && !out_failed) {
-		ct_err("%s: %s", out_path, strerror(errno));
-		out_failed = true;
-	}
-	rc = out_failed ? CT_EXIT_USAGE : ct_show_exit_code(&sum);
 	ct_diag_free(it->diag);
 	free(ctx.verdicts);
 	free(it);
