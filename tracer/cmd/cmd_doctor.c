@@ -11,35 +11,42 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parse.h"
+
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: cutrace doctor [--json] [--no-probe] [--color=auto|always|never]\n\n"
-		   "Checks this machine for what CUDA initialization needs, bottom-up:\n"
-		   "  device nodes      /dev/nvidiactl, /dev/nvidiaN, /dev/nvidia-uvm(-tools), caps:\n"
-		   "                    presence, numbers against /proc/devices, owner/mode, a real open\n"
-		   "  kernel module     /proc/driver/nvidia/version vs /sys/module/nvidia/version,\n"
-		   "                    nvidia_uvm, attached GPUs, module parameters\n"
-		   "  libraries         which libcuda.so.1 / libnvidia-ml.so.1 the loader would pick\n"
-		   "                    (LD_LIBRARY_PATH, ld.so.cache, system dirs) with ELF facts;\n"
-		   "                    stub and cuda-compat copies; every libcudart found\n"
-		   "  container         container markers, device cgroup, NVIDIA_* variables,\n"
-		   "                    CDI specs (/etc/cdi, /var/run/cdi) against the module,\n"
-		   "                    ld.so.conf.d 00-compat-*/00-nvcr-* drop-ins, musl\n"
-		   "  environment       CUDA_VISIBLE_DEVICES, LD_LIBRARY_PATH, ... sanity\n"
-		   "  contract          driver CUDA version vs each runtime (backward, minor, forward\n"
-		   "                    compatibility or cudaErrorInsufficientDriver)\n"
-		   "then runs `cutrace probe` (dlopen + cuInit under the shim) and prints a verdict.\n\n"
-		   "options:\n"
-		   "  --json            one JSON document on stdout\n"
-		   "  --no-probe        only the static checks\n"
-		   "  --color=WHEN      auto (default: on a terminal, unless NO_COLOR), always, never\n"
-		   "  -h, --help        this help\n\n"
-		   "exit status: 0 healthy, 1 a problem was found, 2 usage or internal error\n");
+	fprintf(f,
+		"usage: cutrace doctor [--json] [--no-probe] [--timeout DURATION] [--color=auto|always|never]\n\n"
+		"Checks this machine for what CUDA initialization needs, bottom-up:\n"
+		"  device nodes      /dev/nvidiactl, /dev/nvidiaN, /dev/nvidia-uvm(-tools), caps:\n"
+		"                    presence, numbers against /proc/devices, owner/mode, a real open\n"
+		"  kernel module     /proc/driver/nvidia/version vs /sys/module/nvidia/version,\n"
+		"                    nvidia_uvm, attached GPUs, module parameters\n"
+		"  libraries         which libcuda.so.1 / libnvidia-ml.so.1 the loader would pick\n"
+		"                    (LD_LIBRARY_PATH, ld.so.cache, system dirs) with ELF facts;\n"
+		"                    stub and cuda-compat copies; every libcudart found\n"
+		"  container         container markers, device cgroup, NVIDIA_* variables,\n"
+		"                    CDI specs (/etc/cdi, /var/run/cdi) against the module,\n"
+		"                    ld.so.conf.d 00-compat-*/00-nvcr-* drop-ins, musl\n"
+		"  environment       CUDA_VISIBLE_DEVICES, LD_LIBRARY_PATH, ... sanity\n"
+		"  contract          driver CUDA version vs each runtime (backward, minor, forward\n"
+		"                    compatibility or cudaErrorInsufficientDriver)\n"
+		"then runs `cutrace probe` (dlopen + cuInit under the shim) and prints a verdict.\n\n"
+		"options:\n"
+		"  --json            one JSON document on stdout\n"
+		"  --no-probe        only the static checks\n"
+		"  --timeout DURATION  how long the probe may take (default 60s; 0: no limit): a\n"
+		"                    probe that did not finish is a problem, with the call it was in\n"
+		"  --color=WHEN      auto (default: on a terminal, unless NO_COLOR), always, never\n"
+		"  -h, --help        this help\n\n"
+		"exit status: 0 healthy, 1 a problem was found, 2 usage or internal error\n");
 }
 
 struct doctor_args {
 	bool json;
 	bool no_probe;
+	uint64_t timeout_ns;
+	const char *timeout_arg;
 };
 
 static int parse_args(int argc, char **argv, struct doctor_args *a)
@@ -51,6 +58,19 @@ static int parse_args(int argc, char **argv, struct doctor_args *a)
 			a->json = true;
 		} else if (!strcmp(s, "--no-probe")) {
 			a->no_probe = true;
+		} else if (!strcmp(s, "--timeout") || !strncmp(s, "--timeout=", 10)) {
+			const char *val = s[9] == '=' ? s + 10 : i + 1 < argc ? argv[++i] : NULL;
+			if (!val) {
+				ct_err("doctor: --timeout needs a value (try 'cutrace doctor --help')");
+				return -1;
+			}
+			if (ct_parse_duration(val, &a->timeout_ns) < 0) {
+				ct_err("doctor: --timeout '%s' is not a duration such as 20s, 500ms or 2m (0: none) "
+				       "(try 'cutrace doctor --help')",
+				       val);
+				return -1;
+			}
+			a->timeout_arg = val;
 		} else if (!strcmp(s, "--color") || !strcmp(s, "--color=auto")) {
 			ct_color_set_mode(CT_COLOR_AUTO);
 		} else if (!strcmp(s, "--color=always")) {
@@ -79,7 +99,7 @@ static const char *probe_status(int prc, bool skipped)
 {
 	if (skipped || prc < 0)
 		return "skipped";
-	return prc == CT_EXIT_OK ? "ok" : "problem";
+	return prc == CT_EXIT_OK ? "ok" : ct_spawn_last()->timed_out ? "timed out" : "problem";
 }
 
 static int finish_verdict(const struct ct_machine_report *r, int prc, char *buf, size_t len)
@@ -87,13 +107,20 @@ static int finish_verdict(const struct ct_machine_report *r, int prc, char *buf,
 	int rc = ct_machine_verdict(r, buf, len);
 
 	if (prc == CT_EXIT_PROBLEM && rc == CT_EXIT_OK) {
-		snprintf(buf, len, "PROBLEM: the machine checks pass but the probe fails (see Probe)");
+		if (ct_spawn_last()->timed_out)
+			snprintf(buf, len,
+				 "PROBLEM: the machine checks pass but the probe did not finish within %s "
+				 "(see Probe)",
+				 ct_spawn_last()->limit);
+		else
+			snprintf(buf, len,
+				 "PROBLEM: the machine checks pass but the probe fails (see Probe)");
 		rc = CT_EXIT_PROBLEM;
 	}
 	return rc;
 }
 
-static int doctor_json(const struct ct_machine_report *r, bool no_probe)
+static int doctor_json(const struct ct_machine_report *r, bool no_probe, const struct doctor_args *a)
 {
 	struct ct_json j;
 	char verdict[512];
@@ -111,7 +138,7 @@ static int doctor_json(const struct ct_machine_report *r, bool no_probe)
 		ct_json_obj_end(&j);
 	} else {
 		fflush(stdout);
-		prc = ct_doctor_run_probe(&j, NULL);
+		prc = ct_doctor_run_probe(&j, NULL, a->timeout_ns, a->timeout_arg);
 	}
 	rc = finish_verdict(r, prc, verdict, sizeof verdict);
 	ct_json_key(&j, "verdict");
@@ -128,7 +155,7 @@ static int doctor_json(const struct ct_machine_report *r, bool no_probe)
 	return rc;
 }
 
-static int doctor_text(const struct ct_machine_report *r, bool no_probe)
+static int doctor_text(const struct ct_machine_report *r, bool no_probe, const struct doctor_args *a)
 {
 	FILE *f = stdout;
 	char verdict[512];
@@ -142,7 +169,7 @@ static int doctor_text(const struct ct_machine_report *r, bool no_probe)
 		fprintf(f, "  skipped (--no-probe)\n");
 	} else {
 		fflush(f);
-		prc = ct_doctor_run_probe(NULL, f);
+		prc = ct_doctor_run_probe(NULL, f, a->timeout_ns, a->timeout_arg);
 	}
 	fputc('\n', f);
 	rc = finish_verdict(r, prc, verdict, sizeof verdict);
@@ -154,7 +181,7 @@ static int doctor_text(const struct ct_machine_report *r, bool no_probe)
 
 int cmd_doctor(int argc, char **argv)
 {
-	struct doctor_args a = { false, false };
+	struct doctor_args a = { false, false, CT_PROBE_TIMEOUT_NS, CT_PROBE_TIMEOUT };
 	struct ct_machine_opts o = { 0 };
 	struct ct_machine_report *r;
 	int rc = parse_args(argc, argv, &a);
@@ -167,7 +194,7 @@ int cmd_doctor(int argc, char **argv)
 		return CT_EXIT_USAGE;
 	}
 	ct_machine_check(r, &o);
-	rc = a.json ? doctor_json(r, a.no_probe) : doctor_text(r, a.no_probe);
+	rc = a.json ? doctor_json(r, a.no_probe, &a) : doctor_text(r, a.no_probe, &a);
 	free(r);
 	if (fflush(stdout) != 0) {
 		ct_err("doctor: cannot write the report");

@@ -17,26 +17,28 @@
 
 static void probe_usage(FILE *f)
 {
-	fprintf(f,
-		"usage: cutrace probe [-o DIR] [--inject RULE]... [--scenario NAME] [--ctx] [--nvml]\n"
-		"                     [--json] [-q] [--size SIZE] [--lib PATH] [--color=WHEN]\n\n"
-		"Runs the bare driver probe (dlopen libcuda.so.1, cuInit, cuDriverGetVersion,\n"
-		"cuDeviceGetCount, device names) under the shim, prints its timeline and the\n"
-		"verdict.  Works on any machine: without a GPU or driver it says what is missing.\n\n"
-		"  -o, --output DIR     trace directory (default: a new one under $CUTRACE_DIR\n"
-		"                       or /tmp/cutrace-UID)\n"
-		"  --inject RULE        inject a fault (repeatable); see 'cutrace run --help-inject'\n"
-		"  --scenario NAME      inject a named scenario's rules (see 'cutrace scenarios')\n"
-		"  --ctx                also create a primary context on device 0\n"
-		"  --nvml               also initialise NVML\n"
-		"  --json               print the trace as one JSON document (as 'cutrace show\n"
-		"                       --json') on stdout; the probe's own output goes to stderr\n"
-		"  -q, --quiet          after the timeline, print the verdict only if the probe failed\n"
-		"  --size SIZE          trace file size (default 16M)\n"
-		"  --lib PATH           libcutrace.so to preload (default: found next to cutrace)\n"
-		"  --color=WHEN         auto (default: on a terminal, unless NO_COLOR), always, never\n"
-		"  -h, --help           this help\n\n"
-		"exit status: 0 CUDA initialized, 1 it failed (the verdict says where), 2 usage error\n");
+	fprintf(f, "usage: cutrace probe [-o DIR] [--inject RULE]... [--scenario NAME] [--ctx] [--nvml]\n"
+		   "                     [--json] [-q] [--size SIZE] [--timeout DURATION] [--lib PATH]\n"
+		   "                     [--color=WHEN]\n\n"
+		   "Runs the bare driver probe (dlopen libcuda.so.1, cuInit, cuDriverGetVersion,\n"
+		   "cuDeviceGetCount, device names) under the shim, prints its timeline and the\n"
+		   "verdict.  Works on any machine: without a GPU or driver it says what is missing.\n\n"
+		   "  -o, --output DIR     trace directory (default: a new one under $CUTRACE_DIR\n"
+		   "                       or /tmp/cutrace-UID)\n"
+		   "  --inject RULE        inject a fault (repeatable); see 'cutrace run --help-inject'\n"
+		   "  --scenario NAME      inject a named scenario's rules (see 'cutrace scenarios')\n"
+		   "  --ctx                also create a primary context on device 0\n"
+		   "  --nvml               also initialise NVML\n"
+		   "  --json               print the trace as one JSON document (as 'cutrace show\n"
+		   "                       --json') on stdout; the probe's own output goes to stderr\n"
+		   "  -q, --quiet          after the timeline, print the verdict only if the probe failed\n"
+		   "  --size SIZE          trace file size (default 16M)\n"
+		   "  --timeout DURATION   kill the probe after DURATION (default 60s; 0: no limit):\n"
+		   "                       a call that did not return by then is the finding\n"
+		   "  --lib PATH           libcutrace.so to preload (default: found next to cutrace)\n"
+		   "  --color=WHEN         auto (default: on a terminal, unless NO_COLOR), always, never\n"
+		   "  -h, --help           this help\n\n"
+		   "exit status: 0 CUDA initialized, 1 it failed (the verdict says where), 2 usage error\n");
 }
 
 int cmd_probe(int argc, char **argv)
@@ -79,6 +81,11 @@ int cmd_probe(int argc, char **argv)
 		return CT_EXIT_USAGE;
 	}
 	free(av);
+	/* a driver call that never returns must not hold the probe forever */
+	if (!o.timeout_arg) {
+		o.timeout_ns = CT_PROBE_TIMEOUT_NS;
+		o.timeout_arg = CT_PROBE_TIMEOUT;
+	}
 	if (ct_find_probe(probe, sizeof probe) < 0) {
 		ct_err("cutrace-probe not found next to cutrace");
 		return CT_EXIT_USAGE;
@@ -128,5 +135,6 @@ int cmd_probe(int argc, char **argv)
 	} else {
 		failed = ct_run_report(&o, stdout);
 	}
-	return failed ? CT_EXIT_PROBLEM : CT_EXIT_OK;
+	/* a probe that did not finish is a finding, whatever its trace says */
+	return failed || ct_spawn_last()->timed_out ? CT_EXIT_PROBLEM : CT_EXIT_OK;
 }

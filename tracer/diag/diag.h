@@ -40,6 +40,28 @@ enum ct_layer {
  * "driver-api", "runtime" */
 const char *ct_layer_name(enum ct_layer l);
 
+/* how a process ended, as far as anybody saw it: the shim's exit handler
+ * (the trace header), or `cutrace run`, which waited for its child and
+ * may have killed the program's tree at its --timeout */
+enum ct_end_kind {
+	CT_END_UNKNOWN = 0, /* no exit seen: killed, crashed, or still running */
+	CT_END_EXITED,      /* ran its exit handlers (status not recorded) */
+	CT_END_EXIT,        /* exited with status code */
+	CT_END_SIGNAL,      /* killed by signal code */
+	CT_END_TIMEOUT,     /* killed by cutrace at its --timeout (limit) */
+	CT_END_RUNNING,     /* still running when cutrace looked */
+};
+struct ct_proc_end {
+	enum ct_end_kind kind;
+	int code;            /* EXIT: the status; SIGNAL: the signal number */
+	uint64_t at_mono_ns; /* when it was seen to end (CLOCK_MONOTONIC), 0 unknown */
+	char limit[32];      /* TIMEOUT: the limit, "60 s" */
+};
+/* "exit 0", "killed by SIGKILL", "timed out by cutrace after 60 s", ... */
+const char *ct_end_text(const struct ct_proc_end *e, char *buf, size_t len);
+/* "SIGKILL" ("signal 77" for one without a name) */
+const char *ct_signal_name(int sig, char *buf, size_t len);
+
 /* a reference to one event, copied out of the trace */
 struct ct_diag_step {
 	bool set;
@@ -58,6 +80,12 @@ struct ct_verdict {
 	bool injected;           /* the root failure was produced by a cutrace rule */
 	char scenario[48];       /* the `cutrace run --scenario` the process ran under ("" none) */
 	bool hung;               /* a call entered and never returned */
+	struct ct_proc_end end;  /* how the process ended */
+	uint64_t end_rel_ns;     /* end.at_mono_ns from the first event, UINT64_MAX unknown */
+	/* the slowest driver, runtime, NVML or loader call that returned, when it
+	 * took a second or more ("cuInit(flags=0x0)", its duration) */
+	char slow_call[96];
+	uint64_t slow_ns;
 	struct ct_diag_step step;     /* the root cause */
 	struct ct_diag_step final;    /* the error the program saw */
 	int final_code;               /* its code (CUresult / cudaError / NVML / errno), 0 none */
@@ -97,9 +125,15 @@ void ct_diag_begin(struct ct_diag *d, struct ct_trace *t);
 /* every event in stream order; desc is ct_describe()'s result for it */
 void ct_diag_event(struct ct_diag *d, const struct ct_event *ev, const struct ct_desc *desc);
 void ct_diag_end(struct ct_diag *d, const struct ct_trace_stats *st, struct ct_verdict *v);
+/* what the caller knows of how the process ended (before ct_diag_end;
+ * cleared by ct_diag_begin); the trace header's own record otherwise */
+void ct_diag_set_end(struct ct_diag *d, const struct ct_proc_end *e);
 
 /* open, stream and diagnose one file; -1 with err on a bad file */
 int ct_diagnose_file(const char *path, struct ct_verdict *v, char *err, size_t errlen);
+/* the same, with what the caller knows of the process's end (NULL: nothing) */
+int ct_diagnose_file_end(const char *path, const struct ct_proc_end *end, struct ct_verdict *v, char *err,
+			 size_t errlen);
 
 /* output */
 void ct_verdict_json(struct ct_json *j, const struct ct_verdict *v);

@@ -82,6 +82,9 @@ struct ct_diag {
 	struct fact unfinished_io;   /* last NVIDIA open/ioctl without exit */
 	struct fact unfinished_ld;   /* last dlopen/dlmopen/dlsym/dlvsym without exit */
 	struct fact first_injected;
+	struct fact slow; /* the slowest call that returned (driver, runtime, NVML, loader) */
+	uint64_t slow_ns;
+	struct ct_proc_end end_hint; /* ct_diag_set_end */
 	uint64_t last_t;
 	uint64_t events;
 

@@ -367,6 +367,15 @@ void ct_diag_event(struct ct_diag *d, const struct ct_event *ev, const struct ct
 		check_returned(d, ev);
 	if (!ev->has_enter && ev->type != CT_REC_NOTE)
 		return; /* an exit whose enter the ring dropped: too little to reason on */
+	if (ev->has_exit && ev->dur_ns > d->slow_ns) {
+		int f = ct_call_family(c);
+		if (f == CT_FAM_DRIVER || f == CT_FAM_RUNTIME || f == CT_FAM_NVML || c == CT_CALL_dlopen ||
+		    c == CT_CALL_dlmopen) {
+			d->slow_ns = ev->dur_ns;
+			d->slow.s.set = false;
+			set_fact(d, &d->slow, ev, desc, 0, NULL, NULL);
+		}
+	}
 
 	if (c == CT_CALL_dlopen || c == CT_CALL_dlmopen) {
 		on_dlopen(d, ev, desc);
@@ -479,7 +488,21 @@ static int diag_cb(const struct ct_event *ev, void *user)
 	return 0;
 }
 
+void ct_diag_set_end(struct ct_diag *d, const struct ct_proc_end *e)
+{
+	if (e)
+		d->end_hint = *e;
+	else
+		memset(&d->end_hint, 0, sizeof d->end_hint);
+}
+
 int ct_diagnose_file(const char *path, struct ct_verdict *v, char *err, size_t errlen)
+{
+	return ct_diagnose_file_end(path, NULL, v, err, errlen);
+}
+
+int ct_diagnose_file_end(const char *path, const struct ct_proc_end *end, struct ct_verdict *v, char *err,
+			 size_t errlen)
 {
 	struct ct_trace *t;
 	struct diag_run *r;
@@ -495,6 +518,7 @@ int ct_diagnose_file(const char *path, struct ct_verdict *v, char *err, size_t e
 	}
 	r->t = t;
 	ct_diag_begin(r->d, t);
+	ct_diag_set_end(r->d, end);
 	ct_trace_events(t, diag_cb, r);
 	ct_diag_end(r->d, ct_trace_stats(t), v);
 	ct_diag_free(r->d);

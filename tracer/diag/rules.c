@@ -29,6 +29,8 @@
 #include "xlat.h"
 /* the hot paths format many short strings: the cheaper snprintf (fmt.c) */
 #define snprintf ct_snprintf
+/* a call that returned after this long is named in a healthy verdict */
+#define CT_SLOW_CALL_NS 1000000000ull
 #define vsnprintf ct_vsnprintf
 
 
@@ -437,6 +439,18 @@ static bool delay_rule_for(struct ct_diag *d, const struct ct_diag_step *s, char
 	return hit;
 }
 
+/* how the process ended: what the caller knows (cutrace run waited for it,
+ * or killed it at its --timeout), else what the shim recorded */
+static void process_end(struct ct_diag *d, const struct cutrace_header *h, struct ct_verdict *v)
+{
+	v->end = d->end_hint;
+	if (v->end.kind == CT_END_UNKNOWN && (h->flags & CT_HF_EXITED))
+		v->end.kind = CT_END_EXITED;
+	v->end_rel_ns = UINT64_MAX;
+	if (v->end.at_mono_ns && d->have_t0 && v->end.at_mono_ns >= d->t0)
+		v->end_rel_ns = v->end.at_mono_ns - d->t0;
+}
+
 /* ---- the rules, in order ------------------------------------------------------------------ */
 /* a call that never returned, with nothing failing before it: a hang or a crash in it */
 static bool rule_hang(struct judge *j)
@@ -483,21 +497,50 @@ static bool rule_hang(struct judge *j)
 
 	call_text(&outer->s, out_text, sizeof out_text);
 	call_text(&inner->s, in_text, sizeof in_text);
-	snprintf(v->summary, sizeof v->summary, "%s entered at +%.3f ms and never returned", out_text,
-		 (double)outer->s.t_ns / 1e6);
-	if (inner != outer)
-		ct_appendf(v->summary, sizeof v->summary,
-			   ": it was inside %s (entered at +%.3f ms), which did not return "
-			   "either",
-			   in_text, (double)inner->s.t_ns / 1e6);
+	if (v->end.kind == CT_END_TIMEOUT) {
+		/* cutrace's --timeout ended it: say how long it was given */
+		snprintf(v->summary, sizeof v->summary, "%s did not return within %s (entered at +%.3f ms)",
+			 out_text, v->end.limit, (double)outer->s.t_ns / 1e6);
+		if (inner != outer)
+			ct_appendf(v->summary, sizeof v->summary, ": it was inside %s (entered at +%.3f ms)",
+				   in_text, (double)inner->s.t_ns / 1e6);
+	} else {
+		snprintf(v->summary, sizeof v->summary, "%s entered at +%.3f ms and never returned", out_text,
+			 (double)outer->s.t_ns / 1e6);
+		if (inner != outer)
+			ct_appendf(v->summary, sizeof v->summary,
+				   ": it was inside %s (entered at +%.3f ms), which did not return "
+				   "either",
+				   in_text, (double)inner->s.t_ns / 1e6);
+	}
 	if (v->step.injected)
 		ct_appendf(v->summary, sizeof v->summary, "; an injected delay held it");
 	else if (rule[0])
 		ct_appendf(v->summary, sizeof v->summary,
 			   "; the injection rule '%s' was in force and may have held it", rule);
-	ct_appendf(v->summary, sizeof v->summary, "; the process %s",
-		   exited ? "exited with the call still open"
-			  : "was killed or crashed (or was still running) while in it");
+	switch (v->end.kind) {
+	case CT_END_TIMEOUT:
+		ct_appendf(v->summary, sizeof v->summary, "; cutrace killed the process at its --timeout");
+		break;
+	case CT_END_SIGNAL: {
+		char sig[24];
+		ct_appendf(v->summary, sizeof v->summary, "; the process was killed by %s while in it",
+			   ct_signal_name(v->end.code, sig, sizeof sig));
+		break;
+	}
+	case CT_END_EXIT:
+		ct_appendf(v->summary, sizeof v->summary,
+			   "; the process exited (status %d) with the call still open", v->end.code);
+		break;
+	case CT_END_RUNNING:
+		ct_appendf(v->summary, sizeof v->summary,
+			   "; the process was still running in it when cutrace looked");
+		break;
+	default:
+		ct_appendf(v->summary, sizeof v->summary, "; the process %s",
+			   exited ? "exited with the call still open"
+				  : "was killed or crashed (or was still running) while in it");
+	}
 
 	if (v->injected)
 		snprintf(v->fix, sizeof v->fix, "this hang was produced by a cutrace delay= rule: run without it to see "
@@ -533,6 +576,10 @@ static bool rule_healthy(struct judge *j)
 		snprintf(v->summary, sizeof v->summary, "no failing CUDA call recorded");
 	if (d->devcount_seen)
 		ct_appendf(v->summary, sizeof v->summary, "%d", d->dev_count);
+	/* it worked, but slowly: say how slowly (a probe that took 100 s is news) */
+	if (v->slow_call[0])
+		ct_appendf(v->summary, sizeof v->summary, "; slow: %s took %.3f s", v->slow_call,
+			   (double)v->slow_ns / 1e9);
 	return true;
 }
 
@@ -880,6 +927,16 @@ void ct_diag_end(struct ct_diag *d, const struct ct_trace_stats *st, struct ct_v
 	if (ct_trace_ctx_str(d->t, CT_CTX_EXE, 0, v->exe, sizeof v->exe))
 		memmove(v->exe, basename_of(v->exe), strlen(basename_of(v->exe)) + 1);
 	contract(d, v);
+	process_end(d, j.h, v);
+	if (d->slow.s.set && d->slow_ns >= CT_SLOW_CALL_NS) {
+		char text[96];
+		snprintf(v->slow_call, sizeof v->slow_call, "%s", call_text(&d->slow.s, text, sizeof text));
+		/* "cuInit(flags=0x0) = CUDA_SUCCESS": the call, not its result */
+		char *eq = strstr(v->slow_call, ") = ");
+		if (eq)
+			eq[1] = 0;
+		v->slow_ns = d->slow_ns;
+	}
 
 	j.final = final_error(d);
 	if (j.final) {

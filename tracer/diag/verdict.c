@@ -4,6 +4,8 @@
  */
 #include "diag.h"
 
+#include <signal.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "json.h"
@@ -19,6 +21,54 @@ const char *ct_layer_name(enum ct_layer l)
 		[CT_LAYER_DRIVER_API] = "driver-api", [CT_LAYER_RUNTIME] = "runtime",
 	};
 	return (unsigned)l < sizeof n / sizeof n[0] && n[l] ? n[l] : "none";
+}
+
+const char *ct_signal_name(int sig, char *buf, size_t len)
+{
+	static const struct {
+		int sig;
+		const char *name;
+	} names[] = {
+		{ SIGHUP, "SIGHUP" },   { SIGINT, "SIGINT" },   { SIGQUIT, "SIGQUIT" },
+		{ SIGILL, "SIGILL" },   { SIGTRAP, "SIGTRAP" }, { SIGABRT, "SIGABRT" },
+		{ SIGBUS, "SIGBUS" },   { SIGFPE, "SIGFPE" },   { SIGKILL, "SIGKILL" },
+		{ SIGUSR1, "SIGUSR1" }, { SIGSEGV, "SIGSEGV" }, { SIGUSR2, "SIGUSR2" },
+		{ SIGPIPE, "SIGPIPE" }, { SIGALRM, "SIGALRM" }, { SIGTERM, "SIGTERM" },
+		{ SIGXCPU, "SIGXCPU" }, { SIGXFSZ, "SIGXFSZ" }, { SIGSYS, "SIGSYS" },
+	};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (names[i].sig == sig) {
+			snprintf(buf, len, "%s", names[i].name);
+			return buf;
+		}
+	snprintf(buf, len, "signal %d", sig);
+	return buf;
+}
+
+const char *ct_end_text(const struct ct_proc_end *e, char *buf, size_t len)
+{
+	char sig[24];
+
+	switch (e->kind) {
+	case CT_END_EXITED: snprintf(buf, len, "exited"); break;
+	case CT_END_EXIT: snprintf(buf, len, "exit %d", e->code); break;
+	case CT_END_SIGNAL:
+		snprintf(buf, len, "killed by %s", ct_signal_name(e->code, sig, sizeof sig));
+		break;
+	case CT_END_TIMEOUT: snprintf(buf, len, "timed out: killed by cutrace after %s", e->limit); break;
+	case CT_END_RUNNING: snprintf(buf, len, "still running"); break;
+	default: snprintf(buf, len, "no exit seen"); break;
+	}
+	return buf;
+}
+
+static const char *end_kind_name(enum ct_end_kind k)
+{
+	static const char *const n[] = {
+		[CT_END_UNKNOWN] = "unknown", [CT_END_EXITED] = "exited",   [CT_END_EXIT] = "exit",
+		[CT_END_SIGNAL] = "signal",   [CT_END_TIMEOUT] = "timeout", [CT_END_RUNNING] = "running"
+	};
+	return (unsigned)k < sizeof n / sizeof n[0] && n[k] ? n[k] : "unknown";
 }
 
 static void step_json(struct ct_json *j, const char *key, const struct ct_diag_step *s)
@@ -51,6 +101,37 @@ void ct_verdict_json(struct ct_json *j, const struct ct_verdict *v)
 	ct_json_kbool(j, "injected", v->injected);
 	ct_json_kstr(j, "scenario", v->scenario[0] ? v->scenario : NULL);
 	ct_json_kbool(j, "hung", v->hung);
+	ct_json_key(j, "end");
+	ct_json_obj_begin(j);
+	{
+		char sig[24];
+		ct_json_kstr(j, "kind", end_kind_name(v->end.kind));
+		ct_json_key(j, "exit_status");
+		if (v->end.kind == CT_END_EXIT)
+			ct_json_int(j, v->end.code);
+		else
+			ct_json_null(j);
+		ct_json_kstr(j, "signal",
+			     v->end.kind == CT_END_SIGNAL    ? ct_signal_name(v->end.code, sig, sizeof sig)
+			     : v->end.kind == CT_END_TIMEOUT ? "SIGKILL"
+							     : NULL);
+		ct_json_kstr(j, "timeout", v->end.kind == CT_END_TIMEOUT ? v->end.limit : NULL);
+		ct_json_key(j, "t_ns");
+		if (v->end_rel_ns != UINT64_MAX)
+			ct_json_uint(j, v->end_rel_ns);
+		else
+			ct_json_null(j);
+	}
+	ct_json_obj_end(j);
+	ct_json_key(j, "slow_call");
+	if (v->slow_call[0]) {
+		ct_json_obj_begin(j);
+		ct_json_kstr(j, "call", v->slow_call);
+		ct_json_kuint(j, "dur_ns", v->slow_ns);
+		ct_json_obj_end(j);
+	} else {
+		ct_json_null(j);
+	}
 	ct_json_key(j, "final");
 	if (v->final.set) {
 		ct_json_obj_begin(j);
@@ -86,11 +167,27 @@ void ct_verdict_line(FILE *f, const struct ct_verdict *v)
 		fprintf(f, " rank %d", v->rank);
 	if (v->host[0])
 		fprintf(f, " on %s", v->host);
+	if (v->ok && (v->end.kind == CT_END_SIGNAL || v->end.kind == CT_END_TIMEOUT)) {
+		/* initialization worked, the process did not end well */
+		char end[96];
+		fprintf(f, ": %sOK%s, then %s", ct_c(f, CT_C_GREEN), ct_c(f, CT_C_RESET),
+			ct_end_text(&v->end, end, sizeof end));
+		if (v->end_rel_ns != UINT64_MAX)
+			fprintf(f, " at +%.3f ms", (double)v->end_rel_ns / 1e6);
+		fprintf(f, ": %s", v->summary);
+		return;
+	}
 	if (v->ok)
 		fprintf(f, ": %sOK%s %s", ct_c(f, CT_C_GREEN), ct_c(f, CT_C_RESET), v->summary);
 	else
 		fprintf(f, ": %sFAILED%s [%s]%s %s", ct_c(f, CT_C_RED), ct_c(f, CT_C_RESET), ct_layer_name(v->layer),
 			v->injected ? " (injected)" : "", v->summary);
+	/* how it ended, where that is known and the summary did not say it */
+	if (!v->hung && (v->end.kind == CT_END_EXIT || v->end.kind == CT_END_SIGNAL ||
+			 v->end.kind == CT_END_TIMEOUT || v->end.kind == CT_END_RUNNING)) {
+		char end[96];
+		fprintf(f, " (%s)", ct_end_text(&v->end, end, sizeof end));
+	}
 }
 
 void ct_verdict_text(FILE *f, const struct ct_verdict *v)

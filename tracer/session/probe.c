@@ -13,6 +13,7 @@
 
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -49,7 +50,7 @@ int ct_probe_path(char *probe, size_t len, const char *dir)
 }
 
 /* doctor's last step: the probe under the shim, and its verdict */
-int ct_doctor_run_probe(struct ct_json *j, FILE *text)
+int ct_doctor_run_probe(struct ct_json *j, FILE *text, uint64_t timeout_ns, const char *timeout_arg)
 {
 	struct ct_run_opts o;
 	char probe[PATH_MAX], err[512], **paths = NULL;
@@ -57,7 +58,7 @@ int ct_doctor_run_probe(struct ct_json *j, FILE *text)
 	char *av[] = { "probe", NULL };
 	struct ct_verdict v;
 	int ci, status = 0, n, rc = -1;
-	bool have = false;
+	bool have = false, timed_out = false;
 
 	memset(&v, 0, sizeof v);
 	if (ct_find_probe(probe, sizeof probe) < 0 || ct_run_parse(1, av, &o, &ci, false) < 0 ||
@@ -73,27 +74,40 @@ int ct_doctor_run_probe(struct ct_json *j, FILE *text)
 		return -1;
 	}
 	o.mute_child = true;
+	o.timeout_ns = timeout_ns;
+	o.timeout_arg = timeout_arg;
 	if (ct_spawn_traced(&o, pargv, &status) >= 0) {
+		struct ct_proc_end *ends = NULL;
 		n = ct_list_traces(o.dir, &paths, err, sizeof err);
+		if (n > 0 && (ends = calloc((size_t)n, sizeof *ends)))
+			ct_run_proc_ends(o.dir, paths, n, ends);
 		for (int i = 0; i < n; i++) {
 			struct ct_verdict x;
-			if (ct_diagnose_file(paths[i], &x, err, sizeof err) < 0)
+			if (ct_diagnose_file_end(paths[i], ends ? &ends[i] : NULL, &x, err, sizeof err) < 0)
 				continue;
 			if (!have || (!x.ok && v.ok)) {
 				v = x;
 				have = true;
 			}
 		}
+		free(ends);
 		if (n > 0)
 			ct_free_paths(paths, n);
 	}
+	timed_out = ct_spawn_last()->timed_out;
 	if (have)
-		rc = v.ok ? 0 : 1;
+		rc = v.ok && !timed_out ? 0 : 1;
+	else if (timed_out)
+		rc = 1;
 	if (j) {
 		ct_json_obj_begin(j);
-		ct_json_kstr(j, "status", have ? (v.ok ? "ok" : "failed") : "no trace");
+		ct_json_kstr(j, "status",
+			     timed_out ? "timed out"
+			     : have    ? (v.ok ? "ok" : "failed")
+				       : "no trace");
 		ct_json_kstr(j, "trace_dir", o.dir);
 		ct_json_kint(j, "exit_status", status);
+		ct_json_kstr(j, "timeout", timeout_ns ? ct_spawn_last()->limit : NULL);
 		if (have) {
 			ct_json_key(j, "verdict");
 			ct_verdict_json(j, &v);
@@ -106,6 +120,9 @@ int ct_doctor_run_probe(struct ct_json *j, FILE *text)
 		if (!v.ok)
 			ct_verdict_text(text, &v);
 		fprintf(text, "  trace: cutrace show %s\n", o.dir);
+	} else if (timed_out) {
+		fprintf(text, "  the probe did not finish within %s and left no trace (%s)\n",
+			ct_spawn_last()->limit, o.dir);
 	} else {
 		fprintf(text, "  the probe left no trace (%s): libcutrace.so could not trace it\n", o.dir);
 	}

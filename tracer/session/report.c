@@ -4,12 +4,48 @@
 #include "diag.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+/* how each traced process ended, from what the run saw: the wait status of
+ * its child (the last image of that pid: an exec replaced the others), the
+ * processes its --timeout killed, and those still running */
+void ct_run_proc_ends(const char *dir, char **paths, int n, struct ct_proc_end *ends)
+{
+	struct id {
+		uint32_t pid;
+		uint64_t start;
+		bool exited, ok;
+	} *ids = calloc((size_t)n, sizeof *ids);
+	char err[256];
+
+	if (!ids)
+		return;
+	for (int i = 0; i < n; i++) {
+		struct ct_trace *t;
+		if (ct_trace_open(paths[i], &t, err, sizeof err) < 0)
+			continue;
+		const struct cutrace_header *h = ct_trace_header(t);
+		ids[i] = (struct id){ h->pid, h->start_mono_ns, (h->flags & CT_HF_EXITED) != 0, true };
+		ct_trace_close(t);
+	}
+	for (int i = 0; i < n; i++) {
+		bool last_image = true;
+		if (!ids[i].ok)
+			continue;
+		for (int k = 0; k < n; k++)
+			if (k != i && ids[k].ok && ids[k].pid == ids[i].pid && ids[k].start > ids[i].start)
+				last_image = false;
+		ct_spawn_end_of(dir, ids[i].pid, last_image, ids[i].exited, &ends[i]);
+	}
+	free(ids);
+}
 
 int ct_run_report(const struct ct_run_opts *o, FILE *out)
 {
 	char **paths = NULL, err[512];
 	int n, failed = 0, bad = 0;
 	struct ct_verdict *v;
+	struct ct_proc_end *ends;
 
 	n = ct_list_traces(o->dir, &paths, err, sizeof err);
 	if (n <= 0) {
@@ -20,12 +56,16 @@ int ct_run_report(const struct ct_run_opts *o, FILE *out)
 		return 0;
 	}
 	v = calloc((size_t)n, sizeof *v);
-	if (!v) {
+	ends = calloc((size_t)n, sizeof *ends);
+	if (!v || !ends) {
+		free(v);
+		free(ends);
 		ct_free_paths(paths, n);
 		return 0;
 	}
+	ct_run_proc_ends(o->dir, paths, n, ends);
 	for (int i = 0; i < n; i++) {
-		if (ct_diagnose_file(paths[i], &v[i], err, sizeof err) < 0) {
+		if (ct_diagnose_file_end(paths[i], &ends[i], &v[i], err, sizeof err) < 0) {
 			fprintf(out, "cutrace: %s: %s\n", paths[i], err);
 			v[i].ok = true; /* not counted as a failed process */
 			v[i].pid = 0;
@@ -60,6 +100,7 @@ int ct_run_report(const struct ct_run_opts *o, FILE *out)
 	if (!o->quiet)
 		fprintf(out, "cutrace: traces in %s (cutrace show %s)\n", o->dir, o->dir);
 	free(v);
+	free(ends);
 	ct_free_paths(paths, n);
 	return failed;
 }

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "diag.h"
 #include "embed.h"
 #include "inject_rules.h"
 #include "parse.h"
@@ -216,23 +217,28 @@ static int tree_pids(pid_t *out, int max)
 	return found;
 }
 
+/* what the last ct_spawn_traced saw of its child's end (run.h) */
+static pid_t tree_killed[4096];
+static struct ct_spawn_result last = { .killed = tree_killed };
+
 /* stop the tree (so no process forks past us), then kill it; returns how
  * many processes were killed */
 static int kill_tree(pid_t child)
 {
-	static pid_t pids[4096];
+	pid_t *pids = tree_killed;
 	int n = 0, prev = -1;
 
 	kill(child, SIGSTOP);
 	for (int round = 0; round < 20 && n != prev; round++) {
 		prev = n;
-		n = tree_pids(pids, (int)(sizeof pids / sizeof pids[0]));
+		n = tree_pids(pids, (int)(sizeof tree_killed / sizeof tree_killed[0]));
 		for (int i = 0; i < n; i++)
 			kill(pids[i], SIGSTOP);
 	}
 	kill(child, SIGKILL);
 	for (int i = 0; i < n; i++)
 		kill(pids[i], SIGKILL);
+	last.nkilled = n;
 	return n > 0 ? n : 1;
 }
 
@@ -262,6 +268,8 @@ static void wait_child(const struct ct_run_opts *o, pid_t pid, int *st, char *co
 		now = mono_ns();
 		if (now >= deadline) {
 			int n = kill_tree(pid);
+			last.timed_out = true;
+			last.end_mono_ns = mono_ns();
 			while (waitpid(pid, st, 0) < 0 && errno == EINTR)
 				;
 			fprintf(stderr, "cutrace: timeout: '%s' ran longer than %s: killed it (SIGKILL)%s\n",
@@ -368,7 +376,15 @@ int ct_spawn_traced(const struct ct_run_opts *o, char **argv, int *status_out)
 	close(pipefd[1]);
 	n = read(pipefd[0], &err, sizeof err);
 	close(pipefd[0]);
+	memset(&last, 0, sizeof last);
+	last.killed = tree_killed;
+	last.pid = pid;
+	ct_format_duration(o->timeout_ns, last.limit, sizeof last.limit);
 	wait_child(o, pid, &st, argv);
+	if (!last.timed_out)
+		last.end_mono_ns = mono_ns();
+	last.wait_status = st;
+	last.waited = true;
 	child_pid = 0;
 	for (size_t i = 0; i < sizeof fwd / sizeof fwd[0]; i++)
 		sigaction(fwd[i], &old[i], NULL);
@@ -384,6 +400,81 @@ int ct_spawn_traced(const struct ct_run_opts *o, char **argv, int *status_out)
 	else
 		*status_out = 1;
 	return 0;
+}
+
+const struct ct_spawn_result *ct_spawn_last(void)
+{
+	return &last;
+}
+
+/* "60 s", "700 ms", "1.5 s", "2 min" */
+const char *ct_format_duration(uint64_t ns, char *buf, size_t len)
+{
+	if (ns >= 120000000000ull && ns % 60000000000ull == 0)
+		snprintf(buf, len, "%llu min", (unsigned long long)(ns / 60000000000ull));
+	else if (ns >= 1000000000ull && ns % 1000000000ull == 0)
+		snprintf(buf, len, "%llu s", (unsigned long long)(ns / 1000000000ull));
+	else if (ns >= 1000000000ull)
+		snprintf(buf, len, "%.3g s", (double)ns / 1e9);
+	else
+		snprintf(buf, len, "%.3g ms", (double)ns / 1e6);
+	return buf;
+}
+
+/* does /proc/PID/environ hold CUTRACE_DIR=dir (a process of this run)? */
+static bool runs_here(uint32_t pid, const char *dir)
+{
+	char path[64], buf[65536], want[PATH_MAX + 16];
+	ssize_t n;
+	int fd;
+	size_t wl;
+
+	snprintf(path, sizeof path, "/proc/%u/environ", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	wl = (size_t)snprintf(want, sizeof want, "CUTRACE_DIR=%s", dir);
+	for (char *p = buf; p < buf + n; p += strlen(p) + 1)
+		if (strlen(p) == wl && !memcmp(p, want, wl))
+			return true;
+	return false;
+}
+
+void ct_spawn_end_of(const char *dir, uint32_t pid, bool last_image, bool exited, struct ct_proc_end *e)
+{
+	memset(e, 0, sizeof *e);
+	if (!last.waited)
+		return;
+	if (last.timed_out) {
+		bool killed = pid == (uint32_t)last.pid && last_image;
+		for (int i = 0; i < last.nkilled && !killed; i++)
+			killed = (uint32_t)last.killed[i] == pid;
+		if (killed && !exited) {
+			e->kind = CT_END_TIMEOUT;
+			e->code = SIGKILL;
+			e->at_mono_ns = last.end_mono_ns;
+			snprintf(e->limit, sizeof e->limit, "%s", last.limit);
+			return;
+		}
+	}
+	if (pid == (uint32_t)last.pid && last_image) {
+		if (WIFEXITED(last.wait_status)) {
+			e->kind = CT_END_EXIT;
+			e->code = WEXITSTATUS(last.wait_status);
+		} else if (WIFSIGNALED(last.wait_status)) {
+			e->kind = CT_END_SIGNAL;
+			e->code = WTERMSIG(last.wait_status);
+		}
+		e->at_mono_ns = last.end_mono_ns;
+		return;
+	}
+	if (!exited && dir && runs_here(pid, dir))
+		e->kind = CT_END_RUNNING;
 }
 
 /* ---- option parsing shared by run, probe and replay --------------------------------- */
@@ -487,8 +578,9 @@ int ct_run_parse_cmd(const char *cmd, int argc, char **argv, struct ct_run_opts 
 					USAGE_ERR("--size '%s' is not a size of at least 256K (e.g. 16M)", val);
 				o->size = val;
 			} else if (!strncmp(a, "--timeout", 9)) {
-				if (ct_parse_duration(val, &o->timeout_ns) < 0 || o->timeout_ns == 0)
-					USAGE_ERR("--timeout '%s' is not a duration such as 20s, 500ms or 2m", val);
+				if (ct_parse_duration(val, &o->timeout_ns) < 0)
+					USAGE_ERR("--timeout '%s' is not a duration such as 20s, 500ms or 2m (0: none)",
+						  val);
 				o->timeout_arg = val;
 			} else {
 				o->lib_arg = val;

@@ -42,6 +42,27 @@ int ct_run_setup(struct ct_run_opts *o);
 /* fork/exec argv under the shim; *status = the program's exit status (128+N;
  * 137 when o->timeout_ns ran out and the program's tree was killed) */
 int ct_spawn_traced(const struct ct_run_opts *o, char **argv, int *status);
+/* what the last ct_spawn_traced saw of its child's end */
+struct ct_spawn_result {
+	int pid;     /* the direct child */
+	bool waited; /* wait_status is valid */
+	int wait_status;
+	bool timed_out;       /* the --timeout ran out: the tree was killed */
+	uint64_t end_mono_ns; /* when it ended or was killed (CLOCK_MONOTONIC) */
+	char limit[32];       /* the --timeout, "60 s" */
+	const int *killed;    /* the other processes killed at the timeout */
+	int nkilled;
+};
+const struct ct_spawn_result *ct_spawn_last(void);
+struct ct_proc_end;
+/* how process pid (of the run into dir) ended, as far as the last spawn
+ * knows: last_image is false for a trace of pid that a later exec of the
+ * same pid replaced; exited: the trace says it ran its exit handlers */
+void ct_spawn_end_of(const char *dir, uint32_t pid, bool last_image, bool exited, struct ct_proc_end *e);
+/* ct_spawn_end_of for every trace of a run, in the order of paths */
+void ct_run_proc_ends(const char *dir, char **paths, int n, struct ct_proc_end *ends);
+/* "60 s", "700 ms" */
+const char *ct_format_duration(uint64_t ns, char *buf, size_t len);
 int ct_find_shim(char *out, size_t len);
 int ct_prepare_dir(const char *dir, char *why, size_t whylen);
 int ct_default_run_dir(char *out, size_t len);
@@ -68,12 +89,17 @@ int ct_find_probe(char *probe, size_t len);
  * probe is "" (else nothing to do); 0, or -1 said on stderr */
 int ct_probe_path(char *probe, size_t len, const char *dir);
 
+/* how long probe and doctor give the probe by default */
+#define CT_PROBE_TIMEOUT    "60s"
+#define CT_PROBE_TIMEOUT_NS 60000000000ull
+
 struct ct_json;
 /* The probe step of doctor: run the probe under the shim and report its
  * verdict.  Exactly one of j and text is non-NULL: with j, write ONE JSON
  * value (the caller wrote the key "probe"); with text, print a short
  * section.  Returns CT_EXIT_OK (probe healthy), CT_EXIT_PROBLEM (the probe
- * shows a failure), or -1 (skipped / not available). */
-int ct_doctor_run_probe(struct ct_json *j, FILE *text);
+ * shows a failure, or did not finish within timeout_ns: 0 no limit), or -1
+ * (skipped / not available). */
+int ct_doctor_run_probe(struct ct_json *j, FILE *text, uint64_t timeout_ns, const char *timeout_arg);
 
 #endif
