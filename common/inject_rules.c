@@ -15,10 +15,11 @@
 
 const char ct_rules_grammar[] =
 	"CALL[:KEY=VALUE]...  (several rules separated by ';')\n"
-	"  CALL   open ioctl dlopen dlsym cuInit cuDriverGetVersion cuDeviceGetCount cuDeviceGet\n"
-	"         cuDeviceGetName cuGetProcAddress cuCtxCreate cuDevicePrimaryCtxRetain cuCtxSetCurrent\n"
-	"         nvmlInit nvmlDeviceGetCount cudaGetDeviceCount cudaSetDevice cudaFree cudaMalloc\n"
-	"         cudaRuntimeGetVersion cudaDriverGetVersion cudaGetDevice\n"
+	"  CALL  "
+#define CT_RULE(call, fam, value) " " #call
+#define CT_RULE_WRAP()            "\n        "
+#include "hooks.def"
+	"\n"
 	"  match  lib=GLOB (dlopen)  path=GLOB (open)  dev=nvidiactl|nvidiaN|gpu|nvidia-uvm|nvidia-uvm-tools|\n"
 	"         nvidia-caps|nvidia-modeset (open, ioctl)  nr=NAME|NUMBER (ioctl)  cmd=NUMBER (ioctl: RM control)\n"
 	"         class=NUMBER (ioctl: RM_ALLOC class)  sym=NAME (cuGetProcAddress, dlsym)  rank=N (any call)\n"
@@ -33,38 +34,59 @@ const char ct_rules_grammar[] =
 /* ---- the calls ----------------------------------------------------------------- */
 enum fam { F_IO_OPEN, F_IO_IOCTL, F_DLOPEN, F_DLSYM, F_DRIVER, F_RUNTIME, F_NVML };
 
-#define B(c) (1ull << CT_CALL_##c)
+/* the grammar's calls: common/hooks.def's CT_RULE rows */
+enum rule_id {
+#define CT_RULE(call, fam, value) R_##call,
+#include "hooks.def"
+	R_none /* a hook no rule targets */
+};
+
 static const struct {
 	const char *name;
-	uint64_t mask;
 	enum fam fam;
 	bool has_value; /* value= allowed */
 } calls[] = {
-	{ "open", B(open) | B(open64) | B(openat) | B(openat64) | B(__open_2) | B(__open64_2) |
-		  B(__openat_2) | B(__openat64_2), F_IO_OPEN, false },
-	{ "ioctl", B(ioctl), F_IO_IOCTL, false },
-	{ "dlopen", B(dlopen) | B(dlmopen), F_DLOPEN, false },
-	{ "dlsym", B(dlsym) | B(dlvsym), F_DLSYM, false },
-	{ "cuInit", B(cuInit), F_DRIVER, false },
-	{ "cuDriverGetVersion", B(cuDriverGetVersion), F_DRIVER, true },
-	{ "cuDeviceGetCount", B(cuDeviceGetCount), F_DRIVER, true },
-	{ "cuDeviceGet", B(cuDeviceGet), F_DRIVER, false },
-	{ "cuDeviceGetName", B(cuDeviceGetName), F_DRIVER, false },
-	{ "cuGetProcAddress", B(cuGetProcAddress) | B(cuGetProcAddress_v2), F_DRIVER, false },
-	{ "cuCtxCreate", B(cuCtxCreate) | B(cuCtxCreate_v2) | B(cuCtxCreate_v3) | B(cuCtxCreate_v4), F_DRIVER, false },
-	{ "cuDevicePrimaryCtxRetain", B(cuDevicePrimaryCtxRetain), F_DRIVER, false },
-	{ "cuCtxSetCurrent", B(cuCtxSetCurrent), F_DRIVER, false },
-	{ "nvmlInit", B(nvmlInit) | B(nvmlInit_v2) | B(nvmlInitWithFlags), F_NVML, false },
-	{ "nvmlDeviceGetCount", B(nvmlDeviceGetCount_v2), F_NVML, true },
-	{ "cudaGetDeviceCount", B(cudaGetDeviceCount), F_RUNTIME, true },
-	{ "cudaSetDevice", B(cudaSetDevice), F_RUNTIME, false },
-	{ "cudaFree", B(cudaFree), F_RUNTIME, false },
-	{ "cudaMalloc", B(cudaMalloc), F_RUNTIME, false },
-	{ "cudaRuntimeGetVersion", B(cudaRuntimeGetVersion), F_RUNTIME, true },
-	{ "cudaDriverGetVersion", B(cudaDriverGetVersion), F_RUNTIME, true },
-	{ "cudaGetDevice", B(cudaGetDevice), F_RUNTIME, false },
+#define CT_RULE(call, fam, value) { #call, F_##fam, value },
+#include "hooks.def"
 };
-#undef B
+
+/* the hooks, each with the call of the grammar that targets it (R_none:
+ * none; such hooks, munmap or dlerror, have no CT_CALL_* id either) */
+static const struct {
+	const char *name;
+	unsigned char rule; /* enum rule_id */
+} hook_rules[] = {
+#define CT_LIBC(name, rule, RET, PARAMS)                 { #name, R_##rule },
+#define CT_LOADER(name, rule, RET, PARAMS)               { #name, R_##rule },
+#define CT_CUDA(name, lib, api, rule, RET, PARAMS, ARGS) { #name, R_##rule },
+#include "hooks.def"
+};
+
+static const struct {
+	const char *name;
+	unsigned id;
+} call_ids[] = {
+#define CT_X_ID(id, name, fam) { #name, id },
+	CUTRACE_CALLS(CT_X_ID)
+#undef CT_X_ID
+};
+_Static_assert(CT_CALL__MAX <= 64, "a rule's calls are a 64-bit mask");
+
+/* the CT_CALL_* bits of every hook that call ci of the grammar acts on (a
+ * hook a rule targets has an id: unit_common checks every call's mask) */
+static uint64_t call_mask(size_t ci)
+{
+	uint64_t m = 0;
+
+	for (size_t i = 0; i < sizeof hook_rules / sizeof hook_rules[0]; i++) {
+		if (hook_rules[i].rule != ci)
+			continue;
+		for (size_t j = 0; j < sizeof call_ids / sizeof call_ids[0]; j++)
+			if (!strcmp(call_ids[j].name, hook_rules[i].name))
+				m |= 1ull << call_ids[j].id;
+	}
+	return m;
+}
 #define NCALLS (sizeof calls / sizeof calls[0])
 
 /* ---- small parsers ------------------------------------------------------------------ */
@@ -285,7 +307,7 @@ static int parse_one(char *text, struct ct_rule *r, char *err, size_t errlen)
 	if (ci < 0)
 		FAIL("unknown call '%.64s'", text);
 	snprintf(r->call_name, sizeof r->call_name, "%.31s", text);
-	r->calls = calls[ci].mask;
+	r->calls = call_mask(ci);
 	enum fam fam = calls[ci].fam;
 
 	for (part = colon ? colon + 1 : NULL; part; part = next) {

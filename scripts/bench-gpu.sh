@@ -65,11 +65,13 @@ else
 	python3 common/xlat/gen_xlat.py --in-dir common/xlat --out-dir "$W/gen" --cuda-include "$inc" --cc gcc \
 		>"$W/gen.log" 2>&1 || { cat "$W/gen.log"; die "gen_xlat.py failed"; }
 fi
-# the same flags as shim/CMakeLists.txt
+# the same flags as shim/CMakeLists.txt, the version script made as it makes it
+gcc -E -P -undef -x c -Icommon shim/shim.map.in -o "$W/shim.map" >"$W/build.log" 2>&1 ||
+	{ cat "$W/build.log"; die "making shim.map failed"; }
 gcc -shared -fPIC -O2 -g -D_GNU_SOURCE -DCUTRACE_VERSION='"0.1.0"' -fvisibility=hidden \
 	-ftls-model=initial-exec -foptimize-sibling-calls -fno-strict-aliasing -fno-plt \
 	-Ishim/include -Ishim -Icommon -I"$W/gen" shim/*.c common/*.c -o "$W/libcutrace.so" \
-	-Wl,--version-script=shim/shim.map -Wl,-z,defs -Wl,-z,now -ldl >"$W/build.log" 2>&1 ||
+	-Wl,--version-script="$W/shim.map" -Wl,-z,defs -Wl,-z,now -ldl >>"$W/build.log" 2>&1 ||
 	{ cat "$W/build.log"; die "building the shim failed"; }
 gcc -O2 -D_GNU_SOURCE -o "$W/probe" tracer/probe/probe.c -ldl >>"$W/build.log" 2>&1 ||
 	{ cat "$W/build.log"; die "building the probe failed"; }

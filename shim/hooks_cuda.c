@@ -50,12 +50,8 @@ void ct_sleep_ns(uint64_t ns) CT_HIDDEN;
 
 /* ---- the hook table --------------------------------------------------------------- */
 enum {
-	H_cuInit, H_cuDriverGetVersion, H_cuGetProcAddress, H_cuGetProcAddress_v2,
-	H_cuDeviceGetCount, H_cuDeviceGet, H_cuDeviceGetName, H_cuDevicePrimaryCtxRetain,
-	H_cuCtxCreate, H_cuCtxCreate_v2, H_cuCtxCreate_v3, H_cuCtxCreate_v4, H_cuCtxSetCurrent,
-	H_nvmlInit, H_nvmlInit_v2, H_nvmlInitWithFlags, H_nvmlDeviceGetCount_v2,
-	H_cudaGetDeviceCount, H_cudaSetDevice, H_cudaFree, H_cudaMalloc, H_cudaRuntimeGetVersion,
-	H_cudaDriverGetVersion, H_cudaGetDevice,
+#define CT_CUDA(name, lib, api, rule, RET, PARAMS, ARGS) H_##name,
+#include "hooks.def"
 	H__COUNT
 };
 
@@ -83,35 +79,14 @@ struct hook {
 	void *real[CT_SLOTS];      /* the real function behind each; NULL: free */
 };
 
-#define LIBCUDA "libcuda.so"
-#define LIBCUDART "libcudart"
-#define LIBNVML "libnvidia-ml"
+/* the lib column of common/hooks.def */
+#define LIB_CUDA   "libcuda.so"
+#define LIB_CUDART "libcudart"
+#define LIB_NVML   "libnvidia-ml"
 
 /* wrappers, defined below */
-CT_EXPORT CUresult cuInit(unsigned);
-CT_EXPORT CUresult cuDriverGetVersion(int *);
-CT_EXPORT CUresult cuGetProcAddress(const char *, void **, int, uint64_t);
-CT_EXPORT CUresult cuGetProcAddress_v2(const char *, void **, int, uint64_t, int *);
-CT_EXPORT CUresult cuDeviceGetCount(int *);
-CT_EXPORT CUresult cuDeviceGet(CUdevice *, int);
-CT_EXPORT CUresult cuDeviceGetName(char *, int, CUdevice);
-CT_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *, CUdevice);
-CT_EXPORT CUresult cuCtxCreate(CUcontext *, unsigned, CUdevice);
-CT_EXPORT CUresult cuCtxCreate_v2(CUcontext *, unsigned, CUdevice);
-CT_EXPORT CUresult cuCtxCreate_v3(CUcontext *, void *, int, unsigned, CUdevice);
-CT_EXPORT CUresult cuCtxCreate_v4(CUcontext *, void *, unsigned, CUdevice);
-CT_EXPORT CUresult cuCtxSetCurrent(CUcontext);
-CT_EXPORT nvmlReturn_t nvmlInit(void);
-CT_EXPORT nvmlReturn_t nvmlInit_v2(void);
-CT_EXPORT nvmlReturn_t nvmlInitWithFlags(unsigned);
-CT_EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned *);
-CT_EXPORT cudaError_t cudaGetDeviceCount(int *);
-CT_EXPORT cudaError_t cudaSetDevice(int);
-CT_EXPORT cudaError_t cudaFree(void *);
-CT_EXPORT cudaError_t cudaMalloc(void **, size_t);
-CT_EXPORT cudaError_t cudaRuntimeGetVersion(int *);
-CT_EXPORT cudaError_t cudaDriverGetVersion(int *);
-CT_EXPORT cudaError_t cudaGetDevice(int *);
+#define CT_CUDA(name, lib, api, rule, RET, PARAMS, ARGS) CT_EXPORT RET name PARAMS;
+#include "hooks.def"
 
 /* the table itself is at the end of the file, after the trampolines */
 static struct hook hooks[H__COUNT];
@@ -941,74 +916,31 @@ static cudaError_t cudaMalloc_at(int s_, void **p, size_t size)
 /* ---- entry points and the hook table ------------------------------------------------- */
 /* Each hook's exported definition (slot 0) and its trampolines (slots 1..3):
  * the same body, told which slot's real function to call. */
-#define ENTRY_SLOT(RET, n, k, PARAMS, ...) \
-	static RET n##_s##k PARAMS { return n##_at(k, __VA_ARGS__); }
-#define ENTRY(RET, n, PARAMS, ...)                      \
-	RET n PARAMS { return n##_at(0, __VA_ARGS__); } \
-	ENTRY_SLOT(RET, n, 1, PARAMS, __VA_ARGS__)      \
-	ENTRY_SLOT(RET, n, 2, PARAMS, __VA_ARGS__)      \
-	ENTRY_SLOT(RET, n, 3, PARAMS, __VA_ARGS__)
-#define ENTRY0(RET, n)                                  \
-	RET n(void) { return n##_at(0); }               \
-	static RET n##_s1(void) { return n##_at(1); }   \
-	static RET n##_s2(void) { return n##_at(2); }   \
-	static RET n##_s3(void) { return n##_at(3); }
+#define CT_CUDA(name, lib, api, rule, RET, PARAMS, ARGS)                                                     \
+	RET name PARAMS                                                                                      \
+	{                                                                                                    \
+		const int s_ = 0;                                                                            \
+		return name##_at ARGS;                                                                       \
+	}                                                                                                    \
+	CT_SLOT(name, 1, RET, PARAMS, ARGS)                                                                  \
+	CT_SLOT(name, 2, RET, PARAMS, ARGS)                                                                  \
+	CT_SLOT(name, 3, RET, PARAMS, ARGS)
+#define CT_SLOT(name, k, RET, PARAMS, ARGS)                                                                  \
+	static RET name##_s##k PARAMS                                                                        \
+	{                                                                                                    \
+		const int s_ = k;                                                                            \
+		return name##_at ARGS;                                                                       \
+	}
+#include "hooks.def"
 
-ENTRY(CUresult, cuInit, (unsigned flags), flags)
-ENTRY(CUresult, cuDriverGetVersion, (int *v), v)
-ENTRY(CUresult, cuGetProcAddress, (const char *sym, void **pfn, int ver, uint64_t flags), sym, pfn, ver, flags)
-ENTRY(CUresult, cuGetProcAddress_v2, (const char *sym, void **pfn, int ver, uint64_t flags, int *status),
-      sym, pfn, ver, flags, status)
-ENTRY(CUresult, cuDeviceGetCount, (int *n), n)
-ENTRY(CUresult, cuDeviceGet, (CUdevice *d, int ordinal), d, ordinal)
-ENTRY(CUresult, cuDeviceGetName, (char *name, int len, CUdevice dev), name, len, dev)
-ENTRY(CUresult, cuDevicePrimaryCtxRetain, (CUcontext *ctx, CUdevice dev), ctx, dev)
-ENTRY(CUresult, cuCtxCreate, (CUcontext *ctx, unsigned flags, CUdevice dev), ctx, flags, dev)
-ENTRY(CUresult, cuCtxCreate_v2, (CUcontext *ctx, unsigned flags, CUdevice dev), ctx, flags, dev)
-ENTRY(CUresult, cuCtxCreate_v3, (CUcontext *ctx, void *params, int n, unsigned flags, CUdevice dev),
-      ctx, params, n, flags, dev)
-ENTRY(CUresult, cuCtxCreate_v4, (CUcontext *ctx, void *params, unsigned flags, CUdevice dev),
-      ctx, params, flags, dev)
-ENTRY(CUresult, cuCtxSetCurrent, (CUcontext ctx), ctx)
-ENTRY0(nvmlReturn_t, nvmlInit)
-ENTRY0(nvmlReturn_t, nvmlInit_v2)
-ENTRY(nvmlReturn_t, nvmlInitWithFlags, (unsigned flags), flags)
-ENTRY(nvmlReturn_t, nvmlDeviceGetCount_v2, (unsigned *n), n)
-ENTRY(cudaError_t, cudaGetDeviceCount, (int *n), n)
-ENTRY(cudaError_t, cudaSetDevice, (int dev), dev)
-ENTRY(cudaError_t, cudaFree, (void *p), p)
-ENTRY(cudaError_t, cudaMalloc, (void **p, size_t size), p, size)
-ENTRY(cudaError_t, cudaRuntimeGetVersion, (int *v), v)
-ENTRY(cudaError_t, cudaDriverGetVersion, (int *v), v)
-ENTRY(cudaError_t, cudaGetDevice, (int *d), d)
-
-_Static_assert(CT_SLOTS == 4, "ENTRY() and HOOK() spell out four slots");
-#define HOOK(n, api, lib)                                                                      \
-	[H_##n] = { #n, api, lib, CT_CALL_##n,                                                 \
-		    { (void *)n, (void *)n##_s1, (void *)n##_s2, (void *)n##_s3 }, { NULL } }
+_Static_assert(CT_SLOTS == 4, "the entry points and the table spell out four slots");
 static struct hook hooks[H__COUNT] = {
-	HOOK(cuInit, "cuInit", LIBCUDA),
-	HOOK(cuDriverGetVersion, "cuDriverGetVersion", LIBCUDA),
-	HOOK(cuGetProcAddress, "cuGetProcAddress", LIBCUDA),
-	HOOK(cuGetProcAddress_v2, "cuGetProcAddress", LIBCUDA),
-	HOOK(cuDeviceGetCount, "cuDeviceGetCount", LIBCUDA),
-	HOOK(cuDeviceGet, "cuDeviceGet", LIBCUDA),
-	HOOK(cuDeviceGetName, "cuDeviceGetName", LIBCUDA),
-	HOOK(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", LIBCUDA),
-	HOOK(cuCtxCreate, "cuCtxCreate", LIBCUDA),
-	HOOK(cuCtxCreate_v2, "cuCtxCreate", LIBCUDA),
-	HOOK(cuCtxCreate_v3, "cuCtxCreate", LIBCUDA),
-	HOOK(cuCtxCreate_v4, "cuCtxCreate", LIBCUDA),
-	HOOK(cuCtxSetCurrent, "cuCtxSetCurrent", LIBCUDA),
-	HOOK(nvmlInit, NULL, LIBNVML),
-	HOOK(nvmlInit_v2, NULL, LIBNVML),
-	HOOK(nvmlInitWithFlags, NULL, LIBNVML),
-	HOOK(nvmlDeviceGetCount_v2, NULL, LIBNVML),
-	HOOK(cudaGetDeviceCount, NULL, LIBCUDART),
-	HOOK(cudaSetDevice, NULL, LIBCUDART),
-	HOOK(cudaFree, NULL, LIBCUDART),
-	HOOK(cudaMalloc, NULL, LIBCUDART),
-	HOOK(cudaRuntimeGetVersion, NULL, LIBCUDART),
-	HOOK(cudaDriverGetVersion, NULL, LIBCUDART),
-	HOOK(cudaGetDevice, NULL, LIBCUDART),
+#define CT_CUDA(name, lib, api, rule, RET, PARAMS, ARGS)                                                     \
+	[H_##name] = { #name,                                                                                \
+		       api,                                                                                  \
+		       LIB_##lib,                                                                            \
+		       CT_CALL_##name,                                                                       \
+		       { (void *)name, (void *)name##_s1, (void *)name##_s2, (void *)name##_s3 },            \
+		       { NULL } },
+#include "hooks.def"
 };

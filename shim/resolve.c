@@ -282,26 +282,24 @@ void ct_resolve(void)
 	ct_busy++;
 	ct_real.dlvsym = libc_symbol("dlvsym");
 	if (ct_real.dlvsym) {
-		/* our own dlvsym hook may sit in front of libc's for later preloads */
-		void *next = real_dl("dlvsym");
-		if (next && !ct_addr_is_ours(next))
-			ct_real.dlvsym = next;
-		ct_real.dlsym = real_dl("dlsym");
-		ct_real.dlopen = real_dl("dlopen");
-		ct_real.dlmopen = real_dl("dlmopen");
-		ct_real.dlclose = real_dl("dlclose");
-		ct_real.dlerror = real_dl("dlerror");
+		/* every loader hook of common/hooks.def; our own dlvsym hook may sit
+		 * in front of libc's for later preloads */
+#define CT_LOADER(name, rule, RET, PARAMS)                                                                   \
+	{                                                                                                    \
+		void *p_ = real_dl(#name);                                                                   \
+		if (p_ && !ct_addr_is_ours(p_))                                                              \
+			ct_real.name = (RET(*) PARAMS)p_;                                                    \
+	}
+#include "hooks.def"
 		ct_real.dladdr1 = real_dl("dladdr1");
 		ct_real.dlinfo = real_dl("dlinfo");
 		ct_real.dl_find_object = ct_real.dlvsym(RTLD_NEXT, "_dl_find_object", "GLIBC_2.35");
 	}
 	if (ct_real.dlsym) {
-#define R(f) ct_real.f = (__typeof__(ct_real.f))ct_real.dlsym(RTLD_NEXT, #f)
-		R(open); R(open64); R(openat); R(openat64);
-		R(__open_2); R(__open64_2); R(__openat_2); R(__openat64_2);
-		R(close); R(ioctl); R(fstat);
-		R(munmap); R(mprotect); R(mremap);
-#undef R
+		/* every libc hook of common/hooks.def */
+#define CT_LIBC(name, rule, RET, PARAMS) ct_real.name = (RET(*) PARAMS)ct_real.dlsym(RTLD_NEXT, #name);
+#include "hooks.def"
+		ct_real.fstat = (__typeof__(ct_real.fstat))ct_real.dlsym(RTLD_NEXT, "fstat");
 	}
 	ct_busy--;
 	__atomic_store_n(&resolve_state, 2, __ATOMIC_RELEASE);

@@ -31,30 +31,16 @@
 
 /* ---- real functions (resolve.c) --------------------------------------- */
 struct stat;
+/* the real function behind each libc and loader hook (common/hooks.def),
+ * and the few more the shim calls itself */
 struct ct_real {
-	int (*open)(const char *, int, ...);
-	int (*open64)(const char *, int, ...);
-	int (*openat)(int, const char *, int, ...);
-	int (*openat64)(int, const char *, int, ...);
-	int (*__open_2)(const char *, int);
-	int (*__open64_2)(const char *, int);
-	int (*__openat_2)(int, const char *, int);
-	int (*__openat64_2)(int, const char *, int);
-	int (*close)(int);
-	int (*ioctl)(int, unsigned long, ...);
+#define CT_LIBC(name, rule, RET, PARAMS)   RET(*name) PARAMS;
+#define CT_LOADER(name, rule, RET, PARAMS) RET(*name) PARAMS;
+#include "hooks.def"
 	int (*fstat)(int, struct stat *);
-	void *(*dlopen)(const char *, int);
-	void *(*dlmopen)(long, const char *, int);
-	void *(*dlsym)(void *, const char *);
-	void *(*dlvsym)(void *, const char *, const char *);
-	int (*dlclose)(void *);
-	char *(*dlerror)(void);
 	int (*dladdr1)(const void *, void *, void **, int);
 	int (*dlinfo)(void *, int, void *);
 	int (*dl_find_object)(void *, void *); /* glibc >= 2.35, else NULL */
-	int (*munmap)(void *, size_t);
-	int (*mprotect)(void *, size_t, int);
-	void *(*mremap)(void *, size_t, size_t, int, ...);
 };
 extern struct ct_real ct_real CT_HIDDEN;
 

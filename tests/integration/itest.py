@@ -712,14 +712,15 @@ def t_injected_hang():
 
 @test
 def t_shim_exports():
-    """libcutrace.so exports exactly shim.map's names, needs only libc (and
+    """libcutrace.so exports exactly the names of its version script (made
+    from common/hooks.def at build time: build/shim/shim.map), needs only libc (and
     libdl/ld.so), and the shim never calls dlsym for its own real functions:
     those come from dlvsym (resolve.c), so its own dlsym hook is never
     re-entered."""
     here = os.path.dirname(os.path.abspath(__file__))
     src = os.path.join(here, "..", "..", "shim")
     want = set()
-    with open(os.path.join(src, "shim.map")) as f:
+    with open(os.path.join(os.path.dirname(SHIM), "..", "shim", "shim.map")) as f:
         body = f.read().split("global:")[1].split("local:")[0]
     for tok in body.replace("\n", " ").split(";"):
         tok = tok.strip()
