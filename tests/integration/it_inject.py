@@ -525,7 +525,7 @@ def t_replay_hang_in_cuinit():
     d2 = tempfile.mkdtemp(prefix="ct_rp_")
     t0 = time.time()
     rp = cutrace(["replay", "-o", d2, r.dir, "--timeout", "1s", "--", PROBE], env=rig_env(), timeout=60)
-    need(rp.returncode == 0 and "replay: reproduced (layer uvm, step ioctl" in rp.stdout,
+    need(rp.returncode == 0 and "replay: reproduced by injection (layer uvm, step ioctl" in rp.stdout,
          "replay of a hang reproduced", rp.stdout, rp.stderr)
     need(time.time() - t0 < 15, "replay of a hang does not block (%.1fs)" % (time.time() - t0))
     shutil.rmtree(d2, ignore_errors=True)
@@ -629,3 +629,77 @@ def t_replay_h200_hang_uvm():
     p = replay_fixture("hang-uvm", [RT_SHARED], timeout=60, args=["--timeout", "3s"])
     need(p.returncode == 0 and "replay: reproduced" in p.stdout, "hang-uvm replay", p.stdout, p.stderr)
     need("ioctl:nr=UVM_REGISTER_GPU" in p.stdout and "delay=" in p.stdout, "the held ioctl is the rule", p.stdout)
+
+
+# ---------------------------------------------------------------------------------
+# "injected" only when a rule fired on the root step or upstream of it (issue 16)
+# ---------------------------------------------------------------------------------
+def show_text(d):
+    return subprocess.run([CUTRACE, "show", "--color=never", d], capture_output=True, text=True).stdout
+
+
+@test
+def t_injected_only_when_a_rule_fired():
+    # a scenario whose rule never fires (libcuda stops at the missing control
+    # node, before it would open /dev/nvidia0): a real failure, said so
+    r = cutrace_run([PROBE], rig_env(FAKENV_MISSING="/dev/nvidiactl"), scenario="gpu-denied")
+    p = r.proc("cutrace-probe")
+    v = expect_verdict(p, "device-node", "open", 100, injected=False)
+    need(not any(e["injected"] for e in p["events"]), "no rule fired", v)
+    need(v["scenario"] == "gpu-denied" and "none of its rules fired" in (v["notes"] or ""), "notes say so", v)
+    txt = show_text(r.dir)
+    need("(injected)" not in txt and "the failure was injected" not in txt, "no injected mark", txt[-2000:])
+    need("a real failure: no rule of scenario gpu-denied fired on it or before it" in txt, "text says real",
+         txt[-2000:])
+    cleanup(r)
+    # an environment scenario whose change is not the cause: no-visible-device
+    # where the control node is missing is still the node's failure
+    r = cutrace_run([PROBE], rig_env(FAKENV_MISSING="/dev/nvidiactl"), scenario="no-visible-device")
+    v = verdict(r.proc("cutrace-probe"))
+    if v["layer"] == "device-node":
+        need(not v["injected"], "no-visible-device over a missing node: real", v)
+    cleanup(r)
+    # a delay= rule that held the failing open and changed nothing: real
+    r = cutrace_run([PROBE], rig_env(FAKENV_DENY="/dev/nvidiactl=EPERM"),
+                    inject=["open:path=/dev/nvidiactl:delay=20ms"])
+    p = r.proc("cutrace-probe")
+    v = expect_verdict(p, "device-node", "open", 100, injected=False)
+    need(v["step"]["injected"], "the step carries the delay's mark", v)
+    need("changed nothing this failure depends on" in (v["notes"] or ""), "notes name the delay", v)
+    need("(injected)" not in r.err, "run's verdict line is not marked injected", r.err)
+    cleanup(r)
+    # a rule that fired upstream (a value) of a real-looking failure: injected
+    r = cutrace_run([RT_SHARED], rig_env(), inject=["cuDriverGetVersion:value=12040"])
+    v = expect_verdict(r.proc("rt_shared"), "runtime", injected=True)
+    cleanup(r)
+    # a rule on the root step itself: injected
+    r = cutrace_run([PROBE], rig_env(), inject=["open:path=/dev/nvidia0:error=EPERM"])
+    v = expect_verdict(r.proc("cutrace-probe"), "device-node", "open", 100, injected=True)
+    need("(injected)" in r.err, "run's verdict line says injected", r.err)
+    cleanup(r)
+
+
+@test
+def t_replay_real_failure_is_not_reproduced_by_injection():
+    rec = cutrace_run([PROBE], rig_env(), inject=["open:path=/dev/nvidia0:error=EPERM"])
+    expect_verdict(rec.proc("cutrace-probe"), "device-node", "open", 100, injected=True)
+    # replayed on a healthy rig: the rule fires
+    d2 = tempfile.mkdtemp(prefix="ct_rp_")
+    p = cutrace(["replay", "-o", d2, rec.dir, "--", PROBE], env=rig_env())
+    need(p.returncode == 0 and "replay: reproduced by injection (layer device-node, step open" in p.stdout,
+         "replay by injection", p.stdout, p.stderr)
+    shutil.rmtree(d2, ignore_errors=True)
+    # replayed where the control node is denied for real: the same kind of
+    # failure, but the nvidia0 rule never fires
+    d2 = tempfile.mkdtemp(prefix="ct_rp_")
+    p = cutrace(["replay", "-o", d2, rec.dir, "--", PROBE], env=rig_env(FAKENV_DENY="/dev/nvidiactl=EPERM"))
+    need(p.returncode == 3 and "replay: failed here for a real reason, not by injection" in p.stdout
+         and "reproduced by injection" not in p.stdout, "replay of a real failure", p.stdout, p.stderr)
+    shutil.rmtree(d2, ignore_errors=True)
+    # replayed where the failure is real and different: not reproduced, and said to be real
+    d2 = tempfile.mkdtemp(prefix="ct_rp_")
+    p = cutrace(["replay", "-o", d2, rec.dir, "--", PROBE], env=rig_env(FAKENV_MISSING="/dev/nvidia-uvm"))
+    if p.returncode == 1:
+        need("NOT reproduced" in p.stdout, "not reproduced", p.stdout)
+    shutil.rmtree(d2, ignore_errors=True)
+    cleanup(rec)

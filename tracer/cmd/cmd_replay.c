@@ -27,6 +27,8 @@
 
 /* a recorded call that never returned is replayed under this --timeout */
 #define REPLAY_HANG_TIMEOUT "20s"
+/* the recorded failure happened here with no rule behind it */
+#define REPLAY_EXIT_REAL 3
 
 static void replay_usage(FILE *f)
 {
@@ -41,7 +43,8 @@ static void replay_usage(FILE *f)
 		"  --timeout DURATION  kill CMD and its processes after DURATION; a recorded call\n"
 		"                      that never returned is replayed with --timeout %s unless given\n"
 		"  --inject RULE       more rules for the new run (CUTRACE_INJECT is kept as well)\n\n"
-		"exit status: 0 reproduced (or --print), 1 not reproduced, 2 usage or bad trace\n",
+		"exit status: 0 reproduced by injection (or --print), 1 not reproduced, 2 usage or\n"
+		"bad trace, 3 the same failure here for a real reason (no rule fired on it)\n",
 		REPLAY_HANG_TIMEOUT);
 }
 
@@ -90,6 +93,7 @@ int cmd_replay(int argc, char **argv)
 	char rules[1024], env[512], why[512], err[512], scen_rec[64], **paths = NULL, **av;
 	const char *trace_arg = NULL, *scenario = NULL, *trace_file = NULL;
 	int ci, r, n, k = 0, cmd_at, status = 0, rc = CT_EXIT_PROBLEM;
+	const struct ct_verdict *real = NULL;
 
 	/* options may stand before and after TRACE: gather them (with their
 	 * values) ahead of everything else, then the command after "--"; a
@@ -222,13 +226,32 @@ int cmd_replay(int argc, char **argv)
 		printf("\n");
 		if (got[i].layer == rec.layer && same_kind(got[i].step.call, rec.step.call) &&
 		    got[i].final_code == rec.final_code && got[i].hung == rec.hung) {
-			printf("replay: reproduced (layer %s, step %s, final code %d); traces in %s\n",
-			       ct_layer_name(rec.layer), rec.step.call, rec.final_code, o.dir);
-			rc = CT_EXIT_OK;
+			/* the same failure: made by the rules, or here already */
+			if (got[i].injected || (env[0] && !rules[0])) {
+				/* a replay that only changes the environment (no-visible-device)
+				 * fires no rule: the change it made is the injection */
+				printf("replay: reproduced by %s (layer %s, step %s, final code %d); traces in %s\n",
+				       got[i].injected ? "injection" : "the environment change",
+				       ct_layer_name(rec.layer), rec.step.call, rec.final_code, o.dir);
+				rc = CT_EXIT_OK;
+			} else {
+				printf("replay: failed here for a real reason, not by injection: no rule fired on the "
+				       "failing step or before it (layer %s, step %s, final code %d, as recorded); "
+				       "traces in %s\n",
+				       ct_layer_name(rec.layer), rec.step.call, rec.final_code, o.dir);
+				rc = REPLAY_EXIT_REAL;
+			}
 			break;
 		}
+		if (!got[i].injected && !real)
+			real = &got[i];
 	}
-	if (rc != CT_EXIT_OK)
+	if (rc != CT_EXIT_OK && rc != REPLAY_EXIT_REAL && real)
+		printf("replay: NOT reproduced, and this machine fails for a real reason (no rule fired on it): "
+		       "recorded layer %s, step %s, final code %d; here layer %s, step %s, final code %d; traces in %s\n",
+		       ct_layer_name(rec.layer), rec.step.call, rec.final_code, ct_layer_name(real->layer),
+		       real->step.call, real->final_code, o.dir);
+	else if (rc != CT_EXIT_OK && rc != REPLAY_EXIT_REAL)
 		printf("replay: NOT reproduced: recorded layer %s, step %s, final code %d; traces in %s\n",
 		       ct_layer_name(rec.layer), rec.step.call, rec.final_code, o.dir);
 	free(got);

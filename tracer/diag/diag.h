@@ -69,7 +69,8 @@ struct ct_diag_step {
 	uint64_t t_ns;           /* relative to the process's first event */
 	uint64_t end_ns;         /* when it returned (same base), UINT64_MAX never */
 	uint32_t tid;
-	bool injected;
+	bool injected; /* a rule marked this call */
+	bool delayed;  /* ... and the rule only held it (delay=) */
 	char call[32];
 	char text[360];          /* "open64(\"/dev/nvidia-uvm\") = -1 EPERM" */
 };
@@ -77,7 +78,7 @@ struct ct_diag_step {
 struct ct_verdict {
 	bool ok;
 	enum ct_layer layer;
-	bool injected;           /* the root failure was produced by a cutrace rule */
+	bool injected;           /* a rule fired on the root step or upstream of it */
 	char scenario[48];       /* the `cutrace run --scenario` the process ran under ("" none) */
 	bool hung;               /* a call entered and never returned */
 	struct ct_proc_end end;  /* how the process ended */

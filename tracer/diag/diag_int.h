@@ -81,7 +81,11 @@ struct ct_diag {
 	int unfinished_fam;
 	struct fact unfinished_io;   /* last NVIDIA open/ioctl without exit */
 	struct fact unfinished_ld;   /* last dlopen/dlmopen/dlsym/dlvsym without exit */
-	struct fact first_injected;
+	struct fact first_injected;  /* the first record any rule marked (a delay too) */
+	struct fact first_cause;     /* the first a rule changed the outcome of: an error,
+				      * a code, a status, a value or a version (not a delay,
+				      * not a capability node libcuda tolerates) */
+	bool delay_marks;            /* the trace marks delayed calls (some record has one) */
 	struct fact slow; /* the slowest call that returned (driver, runtime, NVML, loader) */
 	uint64_t slow_ns;
 	struct ct_proc_end end_hint; /* ct_diag_set_end */

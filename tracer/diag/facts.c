@@ -51,6 +51,7 @@ static void step_from(struct ct_diag *d, struct ct_diag_step *s, const struct ct
 	s->end_ns = ev->has_exit ? s->t_ns + ev->dur_ns : UINT64_MAX;
 	s->tid = ev->tid;
 	s->injected = desc->injected;
+	s->delayed = desc->injected && desc->has_inject && desc->inject_action == CT_INJ_DELAY;
 	snprintf(s->call, sizeof s->call, "%s", desc->call);
 	if (override)
 		snprintf(s->text, sizeof s->text, "%s", override);
@@ -361,8 +362,17 @@ void ct_diag_event(struct ct_diag *d, const struct ct_event *ev, const struct ct
 	}
 	d->events++;
 	d->last_t = ev->t_ns + ev->dur_ns;
-	if (desc->injected && !d->first_injected.s.set)
+	if (desc->injected) {
+		int64_t node = 0;
 		set_fact(d, &d->first_injected, ev, desc, 0, NULL, NULL);
+		if (desc->has_inject && desc->inject_action == CT_INJ_DELAY)
+			d->delay_marks = true;
+		/* a delay changes no result; a failed capability-node open is
+		 * tolerated by libcuda without MIG: neither explains a later failure
+		 * unless it is the root step itself (rules.c, notes) */
+		else if (!(int_field(ev, CT_FLD_NODE, &node) && (node >> 16) == CT_NODE_CAPS))
+			set_fact(d, &d->first_cause, ev, desc, 0, NULL, NULL);
+	}
 	if (d->unfinished.s.set || d->unfinished_io.s.set || d->unfinished_ld.s.set)
 		check_returned(d, ev);
 	if (!ev->has_enter && ev->type != CT_REC_NOTE)

@@ -492,7 +492,10 @@ static bool rule_hang(struct judge *j)
 	else
 		v->layer = CT_LAYER_DRIVER_API;
 	v->injected = v->step.injected;
-	if (!v->injected && delay_rule_for(d, &v->step, rule, sizeof rule))
+	/* a trace that marks delayed calls shows whether this one was held;
+	 * in one that marks none (written before the shim marked them, or with
+	 * the held call not recorded) a delay rule covering it is the evidence */
+	if (!v->injected && !d->delay_marks && delay_rule_for(d, &v->step, rule, sizeof rule))
 		v->injected = true;
 
 	call_text(&outer->s, out_text, sizeof out_text);
@@ -836,26 +839,73 @@ static bool (*const rules[])(struct judge *j) = {
 };
 
 /* ---- after the rules ---------------------------------------------------------------------- */
+/* the scenarios that change the environment instead of injecting
+ * (tracer/session/scenarios.c): whether this failure is the change's doing */
+static bool scenario_env_made(const struct ct_diag *d, const struct ct_verdict *v)
+{
+	if (!strcmp(v->scenario, "stub-library"))
+		return v->layer == CT_LAYER_LOADER && d->cuda_stub;
+	if (!strcmp(v->scenario, "no-visible-device"))
+		return v->layer == CT_LAYER_DRIVER_API && d->cvd_set && !d->cvd[0] && v->final.set &&
+		       v->final_code == CT_CUDA_ERROR_NO_DEVICE;
+	return false;
+}
+
+/* a real failure (or a healthy process) under rules or a scenario: say
+ * that no rule made it, and what did fire */
+static void rules_not_fired(const struct ct_diag *d, struct ct_verdict *v)
+{
+	char spec[200] = "";
+	bool in_force = ct_trace_ctx_str(d->t, CT_CTX_INJECT, 0, spec, sizeof spec) && spec[0];
+
+	if (!in_force && !v->scenario[0])
+		return;
+	if (v->notes[0])
+		ct_appendf(v->notes, sizeof v->notes, "; ");
+	if (v->scenario[0])
+		ct_appendf(v->notes, sizeof v->notes, "scenario %s was in force", v->scenario);
+	else
+		ct_appendf(v->notes, sizeof v->notes, "the injection rules '%s' were in force", spec);
+	if (!d->first_injected.s.set)
+		ct_appendf(v->notes, sizeof v->notes, " but none of its rules fired in this process%s",
+			   v->ok ? "" : ": this failure is real, cutrace did not make it");
+	else if (v->ok)
+		ct_appendf(v->notes, sizeof v->notes, "; a rule fired (%s) and the process still succeeded",
+			   d->first_injected.s.text);
+	else
+		ct_appendf(v->notes, sizeof v->notes,
+			   "; a rule fired (%s) but changed nothing this failure depends on (a delay, or a call "
+			   "after the failing step): this failure is real",
+			   d->first_injected.s.text);
+}
+
 /* whether a cutrace rule (or scenario) made the failure, and what else to say */
 static void notes(struct judge *j)
 {
 	struct ct_diag *d = j->d;
 	struct ct_verdict *v = j->v;
 
-	v->injected = v->injected || v->step.injected || (j->root && j->root->s.injected) ||
-		      (v->final.set && v->final.injected && !j->root);
-	/* a named scenario may work by changing the environment (the stub
-	 * library, no visible device), not by a rule: its failure is still
-	 * one cutrace made */
-	if (ct_trace_env(d->t, "CUTRACE_SCENARIO", v->scenario, sizeof v->scenario) && v->scenario[0] && !v->ok)
-		v->injected = true;
-	/* an injected value upstream (a count, a version) explains a later
-	 * failure that is itself real: still an injected failure */
-	if (!v->ok && !v->injected && d->first_injected.s.set && v->final.set &&
-	    d->first_injected.s.t_ns <= v->final.end_ns) {
-		v->injected = true;
-		snprintf(v->notes, sizeof v->notes, "an injected fault came first: %s", d->first_injected.s.text);
+	/* injected only when a rule fired on the root step (a delay only when
+	 * it held the step: a hang), or upstream of it: a changed result (an
+	 * error, a code, a status, a value, a version) before the root step
+	 * returned.  rule_hang may have inferred a delay in an older trace. */
+	if (!v->ok) {
+		const struct ct_diag_step *root = v->step.set ? &v->step : &v->final;
+		bool at_root = root->set && root->injected && (!root->delayed || v->hung);
+		bool upstream = d->first_cause.s.set && root->set && d->first_cause.s.t_ns <= root->end_ns;
+		v->injected = v->injected || at_root || upstream;
+		if (upstream && !at_root && d->first_cause.s.seq != root->seq)
+			snprintf(v->notes, sizeof v->notes, "an injected fault came first: %s",
+				 d->first_cause.s.text);
 	}
+	/* a named scenario may work by changing the environment, not by a rule:
+	 * its failure is one cutrace made when the evidence shows the change */
+	if (ct_trace_env(d->t, "CUTRACE_SCENARIO", v->scenario, sizeof v->scenario) && v->scenario[0] &&
+	    !v->ok && !v->injected) {
+		v->injected = scenario_env_made(d, v);
+	}
+	if (!v->injected)
+		rules_not_fired(d, v);
 	if (!v->ok && v->final.set && v->final_code == CT_CUDA_ERROR_UNKNOWN && v->layer != CT_LAYER_DRIVER_API)
 		snprintf(v->hint, sizeof v->hint,
 			 "PyTorch reports this as 'CUDA unknown error - this may be due to an incorrectly set up "

@@ -205,6 +205,10 @@ void ct_verdict_text(FILE *f, const struct ct_verdict *v)
 			else
 				fprintf(f, "           %sthe failure was injected by cutrace%s\n", ct_c(f, CT_C_YELLOW),
 					ct_c(f, CT_C_RESET));
+		} else if (v->scenario[0]) {
+			fprintf(f,
+				"           %sa real failure: no rule of scenario %s fired on it or before it%s\n",
+				ct_c(f, CT_C_YELLOW), v->scenario, ct_c(f, CT_C_RESET));
 		}
 		fprintf(f, "  why      %s\n", v->summary);
 		if (v->step.set)
