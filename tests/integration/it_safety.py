@@ -86,3 +86,35 @@ def t_out_replaced_only_when_written():
         need(p.returncode in (0, 1), "show -o /dev/null rc=%d" % p.returncode, p.stderr)
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+@test
+def t_replay_hostile_path():
+    """A recorded path that spells rules ('...:error=EPERM;open:path=FILE')
+    becomes one literal path= glob, never extra rules: cat FILE still works
+    under the replay; glob characters in a recorded path are escaped."""
+    d = tempfile.mkdtemp(prefix="ct_it_")
+    try:
+        victim = os.path.join(d, "victim.txt")
+        with open(victim, "w") as f:
+            f.write("still readable\n")
+        tr = os.path.join(d, "h.cutrace")
+        hostile = "/dev/nvidia0:error=EPERM;open:path=" + victim
+        p = subprocess.run([E["MKSYNTH"], tr, "fail-path=" + hostile], capture_output=True)
+        need(p.returncode == 0, "ct_mksynth", p.stderr)
+        p = ct("replay", "-o", os.path.join(d, "run"), tr, "--", "cat", victim)
+        out = p.stdout.decode(errors="replace")
+        rules = [l for l in out.splitlines() if l.startswith("rules:")]
+        need(len(rules) == 1 and ";" not in rules[0], "one rule, no ';'", out, p.stderr)
+        need("still readable" in out, "cat of the file named in the recorded path failed under replay", out,
+             p.stderr)
+        need(b"Permission denied" not in p.stderr, "the recorded text acted as a rule", p.stderr)
+        for path, want in (("/dev/nvidia*[x]", r"open:path=/dev/nvidia\*\[x\]:error=EACCES"),
+                           ("/dev/nvidia0\\;x", r"open:path=/dev/nvidia0\\?x:error=EACCES")):
+            os.unlink(tr)
+            subprocess.run([E["MKSYNTH"], tr, "fail-path=" + path], check=True)
+            p = ct("replay", "--print", tr)
+            need(p.returncode == 0 and ("rules:    " + want).encode() in p.stdout, "escaped rule for %r" % path,
+                 p.stdout, p.stderr)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)

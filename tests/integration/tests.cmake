@@ -30,6 +30,7 @@ set(_it_env
   "PYTHON3=${CUTRACE_PY3}"
   "CTYPES_PROBE=${CUTRACE_CTYPES_PROBE}"
   "WHEN_THREADS=$<TARGET_FILE:cutrace_when_threads>"
+  "MKSYNTH=$<TARGET_FILE:ct_mksynth>"
   "CUDA_HOME_FOR_TESTS=${CUTRACE_CUDA_INCLUDE_DIR}/..")
 foreach(t ${_it_list})
   add_test(NAME integration_${t} COMMAND ${CUTRACE_PY3} ${CMAKE_CURRENT_LIST_DIR}/itest.py ${t})

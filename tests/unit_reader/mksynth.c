@@ -6,6 +6,8 @@
  *         second thread, a note, an injected result, a call that never
  *         returned, context with env and driver version
  *   ok    the same process shape, everything succeeding
+ *   fail-path=PATH  as fail, but the denied open (EACCES, not injected) is
+ *         of PATH, recorded as the node /dev/nvidia0 (hostile-trace tests)
  *
  * ct_mksynth --job DIR NPROC NHOSTS [FAILRANK...]: a job of NPROC processes
  * (ranks 0..NPROC-1, pids 100000+rank, RANK and SLURM_PROCID set) spread
@@ -24,6 +26,9 @@
 static uint32_t P = CT_SYNTH_PID;
 static const char *host = "node-7";
 static int rank = -1;
+static const char *fail_path = "/dev/nvidia0";
+static int fail_errno = EPERM;
+static bool fail_injected = true;
 #define NODE_CTL ((uint32_t)CT_NODE_CTL << 16 | 255u)
 
 static void context(struct ct_synth *s)
@@ -127,8 +132,9 @@ static int write_one(const char *path, bool fail, uint64_t size)
 	ct_synth_i64(&s, CT_FLD_ARG, 0);
 	e = ct_synth_commit(&s);
 	open_call(&s, "/dev/nvidiactl", NODE_CTL, 3, 0, false);
-	rm_control(&s, 0x101, fail ? 0x1f : 0);
-	open_call(&s, "/dev/nvidia0", (uint32_t)CT_NODE_GPU << 16, fail ? -1 : 4, fail ? EPERM : 0, fail);
+	rm_control(&s, 0x101, fail && fail_injected ? 0x1f : 0);
+	open_call(&s, fail ? fail_path : "/dev/nvidia0", (uint32_t)CT_NODE_GPU << 16, fail ? -1 : 4,
+		  fail ? fail_errno : 0, fail && fail_injected);
 	ct_synth_begin(&s, CT_REC_NOTE, CT_CALL_cutrace_note, P);
 	ct_synth_str(&s, CT_FLD_TEXT, "synthetic note \"quoted\"");
 	ct_synth_commit(&s);
@@ -196,8 +202,14 @@ int main(int argc, char **argv)
 	if (argc >= 2 && !strcmp(argv[1], "--job"))
 		return job(argc, argv);
 	if (argc < 2) {
-		fprintf(stderr, "usage: ct_mksynth FILE [fail|ok] | --job DIR NPROC NHOSTS [FAILRANK...]\n");
+		fprintf(stderr,
+			"usage: ct_mksynth FILE [fail|ok|fail-path=PATH] | --job DIR NPROC NHOSTS [FAILRANK...]\n");
 		return 2;
+	}
+	if (argc >= 3 && !strncmp(argv[2], "fail-path=", 10)) {
+		fail_path = argv[2] + 10;
+		fail_errno = EACCES;
+		fail_injected = false;
 	}
 	return write_one(argv[1], argc < 3 || strcmp(argv[2], "ok") != 0, 1 << 20);
 }

@@ -12,6 +12,7 @@
 #include "run.h"
 #include "diag.h"
 #include "nvdecode.h"
+#include "inject_rules.h"
 #include "scenarios.h"
 #include "version.h"
 #include "xlat.h"
@@ -118,6 +119,85 @@ static void nr_key(const struct find *f, char *buf, size_t len)
 }
 
 /*
+ * Recorded strings come from a file somebody sent: they are carried into a
+ * rule only as a literal the grammar cannot read as structure.  A path= or
+ * lib= value is a glob: its glob characters are escaped with '\\', and the
+ * grammar's separators (':' between keys, ';' between rules) and control
+ * bytes become '?' (any one byte), so the rule still matches the recorded
+ * name and nothing else changes.  false when it does not fit.
+ */
+static bool glob_literal(const char *s, size_t n, char *out, size_t len)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n && s[i]; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (o + 3 > len)
+			return false;
+		if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\')
+			out[o++] = '\\';
+		else if (c == ':' || c == ';' || c < 0x20 || c == 0x7f)
+			c = '?';
+		out[o++] = (char)c;
+	}
+	if (!len)
+		return false;
+	out[o] = 0;
+	return o > 0;
+}
+
+/* a recorded version string ("580.159.04") safe as a rule value */
+static bool version_ok(const char *v)
+{
+	if (!*v || strlen(v) >= CT_RULE_VER)
+		return false;
+	for (; *v; v++)
+		if (!((*v >= '0' && *v <= '9') || (*v >= 'a' && *v <= 'z') || (*v >= 'A' && *v <= 'Z') ||
+		      *v == '.' || *v == '-' || *v == '_' || *v == '+'))
+			return false;
+	return true;
+}
+
+/*
+ * The rule text built from a recording must read back as exactly one rule
+ * of the intended call whose glob (when there is one) matches the recorded
+ * name: a recorded string that changed the rule's structure never runs.
+ */
+static bool rule_reads_back(const char *rules, const char *call, const char *subject, char *why,
+			    size_t whylen)
+{
+	struct ct_rule r[CT_RULES_MAX];
+	char err[300];
+	int n = ct_rules_parse(rules, r, CT_RULES_MAX, err, sizeof err);
+
+	if (n != 1) {
+		snprintf(why, whylen,
+			 "the rule derived from the recording does not read back as one rule (%s)",
+			 n < 0 ? err : "several rules");
+		return false;
+	}
+	if (strcmp(r[0].call_name, call)) {
+		snprintf(why, whylen, "the rule derived from the recording reads back as a %s rule, not %s",
+			 r[0].call_name, call);
+		return false;
+	}
+	if (subject && (!(r[0].keys & (CT_RK_PATH | CT_RK_LIB)) || !ct_glob_match(r[0].glob, subject))) {
+		snprintf(why, whylen, "the rule derived from the recording does not match the recorded name");
+		return false;
+	}
+	return true;
+}
+
+/* CUDA_VISIBLE_DEVICES as recorded: printable, no blanks */
+static bool env_value_ok(const char *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)v[i] <= 0x20 || (unsigned char)v[i] >= 0x7f)
+			return false;
+	return true;
+}
+
+/*
  * Rules (and environment) that recreate v's root failure.  Returns 0, or -1
  * with why when it cannot be recreated from user space.
  */
@@ -171,18 +251,41 @@ int ct_replay_rules(const char *path, const struct ct_verdict *v, char *rules, s
 		}
 	} else if (f->call >= CT_CALL_open && f->call <= CT_CALL___openat64_2) {
 		const char *en = ct_errno_name(f->err);
-		snprintf(rules, len, "open:path=%s:error=%s", f->path, en ? en : "EIO");
+		char glob[CT_RULE_GLOB];
+		if (!glob_literal(f->path, sizeof f->path, glob, sizeof glob)) {
+			snprintf(why, whylen, "the recorded path is empty or too long for a rule");
+			free(f);
+			return -1;
+		}
+		snprintf(rules, len, "open:path=%s:error=%s", glob, en ? en : "EIO");
+		if (!rule_reads_back(rules, "open", f->path, why, whylen)) {
+			rules[0] = 0;
+			free(f);
+			return -1;
+		}
 	} else if (f->call == CT_CALL_dlopen || f->call == CT_CALL_dlmopen) {
 		const char *base = strrchr(f->libname, '/'), *so;
+		char glob[CT_RULE_GLOB];
 		base = base ? base + 1 : f->libname;
 		/* a library that is not there is missing under every name the
 		 * program may try next (cutrace-probe, like libcudart, falls back
 		 * from libcuda.so.1 to libcuda.so): libX.so.1 becomes libX.so* */
 		so = strstr(base, ".so");
-		snprintf(rules, len, "dlopen:lib=%.*s%s:error=%s", so ? (int)(so - base) + 3 : (int)strlen(base), base,
-			 so ? "*" : "",
-			 strstr(f->dlerror, "ELFCLASS32") ? "ELFCLASS32" : strstr(f->dlerror, "ELFCLASS64") ? "ELFCLASS64"
-			 : strstr(f->dlerror, "Permission denied") ? "EACCES" : "ENOENT");
+		if (!glob_literal(base, so ? (size_t)(so - base) + 3 : strlen(base), glob, sizeof glob - 1)) {
+			snprintf(why, whylen, "the recorded library name is empty or too long for a rule");
+			free(f);
+			return -1;
+		}
+		snprintf(rules, len, "dlopen:lib=%s%s:error=%s", glob, so ? "*" : "",
+			 strstr(f->dlerror, "ELFCLASS32")          ? "ELFCLASS32"
+			 : strstr(f->dlerror, "ELFCLASS64")        ? "ELFCLASS64"
+			 : strstr(f->dlerror, "Permission denied") ? "EACCES"
+								   : "ENOENT");
+		if (!rule_reads_back(rules, "dlopen", base, why, whylen)) {
+			rules[0] = 0;
+			free(f);
+			return -1;
+		}
 	} else if (f->is_ioctl) {
 		char extra[64] = "", when[32] = "";
 		nr_key(f, nr, sizeof nr);
@@ -223,6 +326,11 @@ int ct_replay_rules(const char *path, const struct ct_verdict *v, char *rules, s
 					ver = client;
 				}
 			}
+			if (!version_ok(ver)) {
+				snprintf(why, whylen, "the recorded version is not a version string");
+				free(f);
+				return -1;
+			}
 			snprintf(rules, len, "ioctl:%s:version=%s", f->nv.handshake.source == CT_NV_HS_CHECK_VERSION_STR
 				 ? "nr=NV_ESC_CHECK_VERSION_STR" : "cmd=0x101", ver);
 		}
@@ -244,13 +352,24 @@ int ct_replay_rules(const char *path, const struct ct_verdict *v, char *rules, s
 		snprintf(rules, len, "cuDriverGetVersion:value=%d", v->contract.driver_version);
 	} else if (v->layer == CT_LAYER_DRIVER_API && v->final_code == CT_CUDA_ERROR_NO_DEVICE && strstr(v->summary, "CUDA_VISIBLE_DEVICES='")) {
 		const char *q = strstr(v->summary, "CUDA_VISIBLE_DEVICES='") + 22, *e = strchr(q, '\'');
+		if (!env_value_ok(q, e ? (size_t)(e - q) : 0)) {
+			snprintf(why, whylen,
+				 "the recorded CUDA_VISIBLE_DEVICES has blanks or control bytes");
+			free(f);
+			return -1;
+		}
 		snprintf(env, envlen, "CUDA_VISIBLE_DEVICES=%.*s", e ? (int)(e - q) : 0, q);
 	} else if (ct_call_family(f->call) == CT_FAM_DRIVER || ct_call_family(f->call) == CT_FAM_RUNTIME ||
 		   ct_call_family(f->call) == CT_FAM_NVML) {
-		if (v->layer == CT_LAYER_KERNEL_HANDSHAKE && v->contract.kernel_version[0] && f->call == CT_CALL_cuInit &&
-		    v->final_code != CT_CUDA_ERROR_SYSTEM_DRIVER_MISMATCH)
+		if (v->layer == CT_LAYER_KERNEL_HANDSHAKE && v->contract.kernel_version[0] &&
+		    f->call == CT_CALL_cuInit && v->final_code != CT_CUDA_ERROR_SYSTEM_DRIVER_MISMATCH) {
+			if (!version_ok(v->contract.kernel_version)) {
+				snprintf(why, whylen, "the recorded kernel version is not a version string");
+				free(f);
+				return -1;
+			}
 			snprintf(rules, len, "ioctl:cmd=0x101:version=%s", v->contract.kernel_version);
-		else
+		} else
 			snprintf(rules, len, "%s:retval=%d", rule_call(f->call), (int)f->ret);
 	} else {
 		snprintf(why, whylen, "no rule recreates a failing %s", ct_call_name(f->call));
