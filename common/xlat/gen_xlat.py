@@ -122,6 +122,29 @@ def load_value_names(path):
     return sorted(rows)
 
 
+def load_pci_nvidia(path):
+    """DEVID CHIP [PRODUCT...] rows (pci_nvidia.in): one row per device id."""
+    rows, seen = [], {}
+    for where, t in read_in(path):
+        if len(t) < 2:
+            fail(where, "expected DEVID CHIP [PRODUCT...]")
+        v = parse_int(where, t[0])
+        if v > 0xFFFF:
+            fail(where, "device id 0x%X is not 16 bits" % v)
+        if not re.match(r"^(GM|GP|GV|TU|GA|AD|GH|GB)[0-9]+[A-Z]*$", t[1]):
+            fail(where, "chip %s is not a Maxwell or later chip code" % t[1])
+        if v in seen:
+            fail(where, "device id 0x%04X already listed (%s)" % (v, seen[v]))
+        seen[v] = where
+        product = " ".join(t[2:])
+        if '"' in product or "\\" in product:
+            fail(where, "quote or backslash in the product name")
+        rows.append((v, t[1], product))
+    if not rows:
+        fail(path, "empty table")
+    return sorted(rows)
+
+
 def load_nv_status(path):
     rows = []
     for where, t in read_in(path):
@@ -398,6 +421,10 @@ def gen_tables_c(t):
     L += emit_xv("ct_gen_cudart_by_value", by_value(t["cudart"]), "cudaError_t (driver_types.h), sorted by value")
     L += emit_xv("ct_gen_nvml_by_value", t["nvml"], "nvmlReturn_t (nvml_return.in), sorted by value")
     L += emit_xv("ct_gen_rm_class_by_value", t["cls"], "RM classes (rm_class.in), sorted by value")
+    L += ["/* NVIDIA PCI device ids (pci_nvidia.in, from pci.ids), sorted by id */",
+          "const struct ct_gen_pci ct_gen_pci_nvidia[] = {"]
+    L += ['\t{ 0x%04Xu, "%s", "%s" },' % r for r in t["pci"]]
+    L += ["};", "const unsigned ct_gen_pci_nvidia_n = %d;" % len(t["pci"]), ""]
     L += emit_xv("ct_gen_rm_ctrl_by_value", t["ctrl"], "RM control commands (rm_ctrl.in), sorted by value")
 
     L += ["/* NV_STATUS (nv_status.in), sorted by value then since */",
@@ -458,6 +485,7 @@ struct ct_gen_xv { uint32_t value; const char *name; };            /* sorted by 
 struct ct_gen_nvst { uint32_t value, since, until; const char *name; };
 struct ct_gen_flag { uint32_t value; const char *name; uint8_t mode; };
 struct ct_gen_ctrl_cat { uint32_t cls, cat; const char *name; };
+struct ct_gen_pci { uint32_t id; const char *chip, *product; };        /* sorted by id */
 
 #define CT_GEN_XV(n) extern const struct ct_gen_xv n[]; extern const unsigned n##_n;
 CT_GEN_XV(ct_gen_errno_by_value)
@@ -480,6 +508,8 @@ extern const struct ct_gen_flag ct_gen_open_flags[];
 extern const unsigned ct_gen_open_flags_n;
 extern const struct ct_gen_flag ct_gen_dlopen_flags[];
 extern const unsigned ct_gen_dlopen_flags_n;
+extern const struct ct_gen_pci ct_gen_pci_nvidia[];
+extern const unsigned ct_gen_pci_nvidia_n;
 
 #endif
 """
@@ -579,6 +609,7 @@ def build(args):
     uvm_rows, t["uvm_segs"] = load_uvm(os.path.join(d, "uvm_cmd.in"))
     t["oflags"] = load_flags(os.path.join(d, "open_flags.in"))
     t["dlflags"] = load_flags(os.path.join(d, "dlopen_flags.in"))
+    t["pci"] = load_pci_nvidia(os.path.join(d, "pci_nvidia.in"))
 
     # NV_STATUS names: each name once, with its newest value
     newest = {}

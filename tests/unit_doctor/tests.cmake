@@ -27,6 +27,12 @@ target_compile_definitions(test_doctor PRIVATE ${_ct_doctor_defs})
 add_dependencies(test_doctor ct_doctor_fake_cuda ct_doctor_fake_nvml)
 add_test(NAME unit_doctor COMMAND test_doctor)
 
+# the hardware checks: PCI devices, module file, Secure Boot, firmware, kernel log
+add_executable(test_doctor_hw ${CT_DOCTOR_DIR}/test_doctor_hw.c)
+target_link_libraries(test_doctor_hw PRIVATE cutrace_core PkgConfig::CHECK)
+target_include_directories(test_doctor_hw PRIVATE ${CT_DOCTOR_DIR})
+add_test(NAME unit_doctor_hw COMMAND test_doctor_hw)
+
 # needs mknod (CAP_MKNOD): exits 77 without it
 add_executable(test_doctor_dev ${CT_DOCTOR_DIR}/test_doctor_dev.c)
 target_link_libraries(test_doctor_dev PRIVATE cutrace_core PkgConfig::CHECK)

@@ -206,6 +206,42 @@ const struct ct_nv_escape *ct_nv_escape(unsigned nr, uint32_t size, uint32_t drv
 	return ver ? ver : newest;
 }
 
+/* ---- PCI device ids ---------------------------------------------------------- */
+
+const char *ct_pci_nvidia_chip(uint32_t device, const char **product)
+{
+	unsigned lo = 0, hi = ct_gen_pci_nvidia_n;
+
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+		if (ct_gen_pci_nvidia[mid].id == device) {
+			if (product)
+				*product = ct_gen_pci_nvidia[mid].product;
+			return ct_gen_pci_nvidia[mid].chip;
+		}
+		if (ct_gen_pci_nvidia[mid].id < device)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (product)
+		*product = NULL;
+	return NULL;
+}
+
+const char *ct_nvidia_arch(const char *chip)
+{
+	static const char *const arch[][2] = {
+		{ "GM", "Maxwell" }, { "GP", "Pascal" }, { "GV", "Volta" },  { "TU", "Turing" },
+		{ "GA", "Ampere" },  { "AD", "Ada" },    { "GH", "Hopper" }, { "GB", "Blackwell" },
+	};
+
+	for (size_t i = 0; chip && i < sizeof arch / sizeof arch[0]; i++)
+		if (!strncmp(chip, arch[i][0], 2) && chip[2] >= '0' && chip[2] <= '9')
+			return arch[i][1];
+	return NULL;
+}
+
 /* ---- RM classes and controls ----------------------------------------------- */
 
 const char *ct_rm_class_name(uint32_t cls)

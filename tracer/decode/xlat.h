@@ -61,6 +61,15 @@ struct ct_nv_escape {
  * So check since/until when the version matters.  NULL for unknown nr. */
 const struct ct_nv_escape *ct_nv_escape(unsigned nr, uint32_t size, uint32_t drv);
 
+/* NVIDIA PCI device ids (vendor 0x10de), Maxwell and later, from pci.ids
+ * (common/xlat/pci_nvidia.in): the chip code ("GH100") and the product
+ * ("H200 SXM 141GB", "" when pci.ids names none); NULL for an unknown id */
+const char *ct_pci_nvidia_chip(uint32_t device, const char **product);
+/* the architecture of a chip code: "Maxwell" (GM), "Pascal" (GP), "Volta"
+ * (GV), "Turing" (TU), "Ampere" (GA), "Ada" (AD), "Hopper" (GH), "Blackwell"
+ * (GB); NULL for anything else */
+const char *ct_nvidia_arch(const char *chip);
+
 /* RM classes and control commands */
 const char *ct_rm_class_name(uint32_t cls);
 const char *ct_rm_control_name(uint32_t cmd);

@@ -915,6 +915,7 @@ int ct_machine_check(struct ct_machine_report *r, const struct ct_machine_opts *
 	collect_nodes(&c);
 	check_devices(&c);
 	check_kmod(&c);
+	ct_m_check_hw(&c);
 	ct_m_check_libs(&c);
 	check_container(&c);
 	ct_m_check_runtime(&c);

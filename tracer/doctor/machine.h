@@ -20,6 +20,7 @@
 #include "diag.h"
 #include "elfinfo.h"
 #include "json.h"
+#include "kmsg.h"
 
 /* ---- findings ------------------------------------------------------- */
 
@@ -92,6 +93,31 @@ struct ct_kmod {
 	struct { char name[48]; char value[48]; } params[CT_MAX_PARAMS];
 };
 
+/* the hardware and what the kernel made of it (machine_hw.c) */
+#define CT_MAX_PCI 16
+struct ct_pcidev {
+	char addr[16];                     /* "0000:01:00.0" */
+	unsigned device;                   /* PCI device id (vendor 0x10de) */
+	unsigned cls;                      /* PCI class, 0x030200 */
+	char driver[32];                   /* the bound driver, "" none */
+	const char *chip, *product, *arch; /* from pci.ids (xlat.h), NULL unknown */
+};
+
+struct ct_hw {
+	char kernel_release[64]; /* /proc/sys/kernel/osrelease ("" unknown) */
+	bool modules_dep_read;   /* /lib/modules/<release>/modules.dep */
+	char module_file[192];   /* its nvidia.ko entry, "" none */
+	char dkms[96];           /* versions under /var/lib/dkms/nvidia/<v>/<release>, "" none */
+	int secure_boot;         /* 1 on, 0 off, -1 unknown (efivars) */
+	char lockdown[24];       /* active mode of /sys/kernel/security/lockdown, "" unknown */
+	int n_pci;               /* NVIDIA display-class devices in /sys/bus/pci */
+	struct ct_pcidev pci[CT_MAX_PCI];
+	char fw_dir[128]; /* the GSP firmware directory looked at, "" none */
+	int fw_count;     /* gsp_*.bin files in it, -1 not looked */
+	char fw_files[128];
+	struct ct_kmsg kmsg; /* the kernel log's NVIDIA lines */
+};
+
 /* where the loader emulation found a candidate */
 enum ct_cand_src { CT_SRC_LD_LIBRARY_PATH, CT_SRC_LD_CACHE, CT_SRC_SYSTEM_DIR, CT_SRC_OFF_PATH };
 /* what ld.so does with it */
@@ -158,6 +184,7 @@ struct ct_machine_report {
 	struct ct_devnode nodes[CT_MAX_NODES];
 	bool wsl;                     /* /dev/dxg present */
 	struct ct_kmod kmod;
+	struct ct_hw hw;              /* PCI devices, module file, Secure Boot, firmware, kernel log */
 	struct ct_libsearch cuda;     /* libcuda.so.1 */
 	struct ct_libsearch cuda_dev; /* libcuda.so (what numba & co. dlopen) */
 	struct ct_libsearch nvml;     /* libnvidia-ml.so.1 */
@@ -185,6 +212,7 @@ struct ct_machine_opts {
 	const char *const *cudart_dirs;  /* extra libcudart places; NULL = built-in */
 	bool no_open;                    /* do not open device nodes */
 	bool no_python;                  /* do not ask python3 for its site-packages */
+	const char *kmsg;                /* the kernel log to read; NULL = <root>/dev/kmsg, "" = none */
 };
 
 /* Run every check and fill *r (large: allocate it).  Returns the exit code

@@ -111,6 +111,33 @@ static void kmod_text(const struct ct_kmod *k, FILE *f)
 		fputc('\n', f);
 }
 
+/* the hardware facts (machine_hw.c) */
+static void hw_text(const struct ct_hw *h, FILE *f)
+{
+	if (h->kernel_release[0])
+		fprintf(f, "  kernel %s: module file %s%s%s%s; Secure Boot %s; lockdown %s\n",
+			h->kernel_release,
+			h->module_file[0]     ? h->module_file
+			: h->modules_dep_read ? "none"
+					      : "unknown (no modules.dep)",
+			h->dkms[0] ? "; DKMS builds " : "", h->dkms, "",
+			h->secure_boot == 1   ? "on"
+			: h->secure_boot == 0 ? "off"
+					      : "unknown",
+			h->lockdown[0] ? h->lockdown : "unknown");
+	if (h->fw_count >= 0)
+		fprintf(f, "  GSP firmware: %s%s%s\n", h->fw_dir[0] ? h->fw_dir : "no directory",
+			h->fw_count ? ": " : " (no gsp_*.bin)", h->fw_files);
+	for (int i = 0; i < h->n_pci; i++) {
+		const struct ct_pcidev *g = &h->pci[i];
+		fprintf(f, "  PCI %s  10de:%04x  %s%s%s%s%s  driver %s\n", g->addr, g->device,
+			g->chip ? g->chip : "?", g->product && *g->product ? " " : "",
+			g->product ? g->product : "", g->arch ? ", " : "", g->arch ? g->arch : "",
+			g->driver[0] ? g->driver : "none");
+	}
+	fprintf(f, "  kernel log: %s\n", h->kmsg.read ? "read" : h->kmsg.err ? "not readable" : "not read");
+}
+
 static void elf_brief(const struct ct_elfinfo *e, bool version, FILE *f)
 {
 	char fl[64];
@@ -214,7 +241,10 @@ void ct_machine_report_text(const struct ct_machine_report *r, FILE *f)
 		fprintf(f, "%s%s%s\n", ct_c(f, CT_C_BOLD), ct_section_title(s), ct_c(f, CT_C_RESET));
 		switch (s) {
 		case CT_SEC_DEVICES: nodes_text(r, f); break;
-		case CT_SEC_KMOD: kmod_text(&r->kmod, f); break;
+		case CT_SEC_KMOD:
+			kmod_text(&r->kmod, f);
+			hw_text(&r->hw, f);
+			break;
 		case CT_SEC_LIBS: libs_text(r, f); break;
 		case CT_SEC_CONTAINER: container_text(&r->container, f); break;
 		case CT_SEC_ENV: env_text(r, f); break;
@@ -351,6 +381,37 @@ static void kmod_json(struct ct_json *j, const struct ct_kmod *k)
 	ct_json_obj_end(j);
 }
 
+static void hw_json(struct ct_json *j, const struct ct_hw *h)
+{
+	ct_json_key(j, "hardware");
+	ct_json_obj_begin(j);
+	kopt(j, "kernel_release", h->kernel_release);
+	kopt(j, "module_file", h->module_file);
+	kopt(j, "dkms", h->dkms);
+	ct_json_kint(j, "secure_boot", h->secure_boot);
+	kopt(j, "lockdown", h->lockdown);
+	kopt(j, "gsp_firmware_dir", h->fw_dir);
+	ct_json_kint(j, "gsp_firmware_files", h->fw_count);
+	ct_json_key(j, "pci");
+	ct_json_arr_begin(j);
+	for (int i = 0; i < h->n_pci; i++) {
+		const struct ct_pcidev *g = &h->pci[i];
+		char id[8];
+		snprintf(id, sizeof id, "%04x", g->device);
+		ct_json_obj_begin(j);
+		ct_json_kstr(j, "address", g->addr);
+		ct_json_kstr(j, "device", id);
+		kopt(j, "chip", g->chip);
+		kopt(j, "product", g->product);
+		kopt(j, "architecture", g->arch);
+		kopt(j, "driver", g->driver);
+		ct_json_obj_end(j);
+	}
+	ct_json_arr_end(j);
+	ct_json_kbool(j, "kernel_log_read", h->kmsg.read);
+	ct_json_obj_end(j);
+}
+
 static void search_json(struct ct_json *j, const struct ct_libsearch *s)
 {
 	ct_json_key(j, s->name);
@@ -460,6 +521,7 @@ void ct_machine_report_json(const struct ct_machine_report *r, struct ct_json *j
 	ct_json_kint(j, "uid", r->uid);
 	nodes_json(j, r);
 	kmod_json(j, &r->kmod);
+	hw_json(j, &r->hw);
 	libs_json(j, r);
 	container_json(j, &r->container);
 	ct_json_key(j, "environment");
