@@ -358,6 +358,13 @@ VERDICTS = [
     ("ctl_eacces", "probe", {"FAKENV_DENY": "/dev/nvidiactl=EACCES"}, "device-node", "open", 100, "permission denied"),
     ("gpu_denied", "probe", {"FAKENV_DENY": "/dev/nvidia0=EPERM"}, "device-node", "open", 100, "/dev/nvidia0"),
     ("gpu_eio", "probe", {"FAKENV_GPU_OPEN_ERRNO": "EIO"}, "device-node", "open", None, "failed to initialize"),
+    ("gpu_deferred_eio", "probe", {"FAKENV_GPU_OPEN_ERRNO": "EIO", "FAKECUDA_NONBLOCK": "1"}, "device-node", "ioctl",
+     100, "open failed: rc -5 (EIO)"),
+    ("gpu_enodev", "probe", {"FAKENV_GPU_OPEN_ERRNO": "ENODEV"}, "device-node", "open", 100, "the GPU is lost"),
+    ("gpu_lost_rm", "probe", {"FAKENV_RM_ALLOC_STATUS": "0x80=0xf"}, "resource-manager", "ioctl", None,
+     "NV_ERR_GPU_IS_LOST: the GPU is lost"),
+    ("cc_not_ready", "probe --ctx", {"FAKENV_RM_ALLOC_STATUS": "0xc86f=0x55"}, "resource-manager", "ioctl", 999,
+     "confidential computing"),
     ("uvm_missing", "probe", {"FAKENV_MISSING": "/dev/nvidia-uvm"}, "device-node", "open", 999, "nvidia-uvm"),
     ("uvm_denied", "probe", {"FAKENV_DENY": "/dev/nvidia-uvm=EPERM"}, "device-node", "open", 999, "nvidia-uvm"),
     ("version_skew", "probe", {"FAKENV_KERNEL_VERSION": "590.48.01"}, "kernel-handshake", "ioctl", 803, "590.48.01"),
@@ -592,6 +599,8 @@ SCENARIO_EXPECT = {
     "devices-unavailable": ("probe --ctx", "driver-api", 46),
     "rm-permission": ("probe", "resource-manager", 100),
     "card-info-failed": ("probe", "resource-manager", 100),
+    "gpu-lost": ("probe", "device-node", 100),
+    "cc-not-ready": ("probe --ctx", "resource-manager", 999),
 }
 
 

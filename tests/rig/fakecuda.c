@@ -466,9 +466,19 @@ static CUresult cu_open_gpu(struct cu_gpu *g)
 {
     char path[32];
     snprintf(path, sizeof path, "/dev/nvidia%d", g->minor);
-    g->fd = open(path, O_RDWR | O_CLOEXEC);
+    /* FAKECUDA_NONBLOCK: open as the 550.40.07+ kernel allows, O_NONBLOCK,
+     * and learn the deferred open's result from WAIT_OPEN_COMPLETE
+     * (ABI.md §8); libcuda 580 was never seen doing it (ABI.md Appendix A),
+     * so its answer, the blocking open's 100, is a model */
+    int nonblock = getenv("FAKECUDA_NONBLOCK") != NULL;
+    g->fd = open(path, O_RDWR | O_CLOEXEC | (nonblock ? O_NONBLOCK : 0));
     if (g->fd < 0)
         return CUDA_ERROR_NO_DEVICE;             /* measured for EPERM */
+    if (nonblock) {
+        unsigned char w[8] = { 0 };
+        if (cu_esc(g->fd, NV_ESC_WAIT_OPEN_COMPLETE, w, sizeof w) != 0 || rig_get32(w, 0) != 0)
+            return CUDA_ERROR_NO_DEVICE;
+    }
     unsigned char reg[4];
     rig_put32(reg, 0, (uint32_t)cu_ctl);
     if (cu_esc(g->fd, NV_ESC_REGISTER_FD, reg, sizeof reg) != 0)

@@ -67,6 +67,11 @@ static const char *node_label(unsigned kind)
 	"pass them (--device, CDI), and check their modes against "                                  \
 	"/proc/driver/nvidia/capabilities/*/access"
 
+#define FIX_GPU_INIT                                                                                         \
+	"look for 'RmInitAdapter failed' / 'rm_init_adapter failed' in dmesg ('cutrace doctor' decodes "     \
+	"it where the kernel log is readable); reset or power-cycle the GPU and check that the GSP "         \
+	"firmware matches the driver version (/lib/firmware/nvidia/VERSION/gsp_*.bin)"
+
 /* a failed open of an NVIDIA node: the first row whose errno and node kind
  * match (0: any) */
 static const struct node_fault {
@@ -92,9 +97,14 @@ static const struct node_fault {
 	{ EACCES, 0, "is not accessible (permission denied)",
 	  "give the user read/write access to the node (ls -l /dev/nvidia*: usually mode 0666 or the "
 	  "video group) or allow it in SELinux (container_use_devices)" },
-	{ EIO, 0, "exists but the GPU failed to initialize in the kernel",
-	  "look for 'RmInitAdapter failed' / 'rm_init_adapter failed' in dmesg; reset or power-cycle "
-	  "the GPU and check that the GSP firmware matches the driver version" },
+	{ EIO, 0, "exists but the GPU failed to initialize in the kernel", FIX_GPU_INIT },
+	/* nv.c answers an open of a lost GPU, or of a minor it does not know,
+	 * with -ENODEV (tracer/decode/ABI.md §8; failure catalog Part C, G10) */
+	{ ENODEV, CT_NODE_GPU,
+	  "has no GPU behind it: the GPU is lost (fallen off the bus, NV_ERR_GPU_IS_LOST) "
+	  "or the driver does not know this minor",
+	  "check 'dmesg | grep -E \"fallen off the bus|Xid\"' and 'nvidia-smi -L'; reset the GPU (sudo nvidia-smi "
+	  "-r -i N) or reboot; a stale node (the GPU was removed): recreate the nodes with nvidia-modprobe" },
 	{ 0, 0, "could not be opened", NULL },
 };
 
@@ -123,36 +133,54 @@ static const struct rm_fault {
 	bool uvm;
 	const char *needle;       /* NULL: any */
 	const char *fix;
+	const char *what;    /* said after the call, NULL nothing */
+	const char *needle2; /* must be in the call's description too, NULL any */
 } rm_faults[] = {
 	{ true, "UVM_INITIALIZE",
 	  "nvidia-uvm refused to initialize: reload it (rmmod nvidia_uvm && modprobe nvidia_uvm), e.g. after "
-	  "suspend/resume, and check dmesg" },
+	  "suspend/resume, and check dmesg",
+	  NULL, NULL },
 	{ true, "UVM_REGISTER_GPU",
 	  "nvidia-uvm could not register the GPU: with the open kernel modules and HMM (EL9+, Blackwell) set "
-	  "'options nvidia_uvm uvm_disable_hmm=1' and reboot; also check dmesg and free host memory" },
-	{ true, NULL, "check dmesg for nvidia-uvm messages; reloading nvidia_uvm often helps" },
+	  "'options nvidia_uvm uvm_disable_hmm=1' and reboot; also check dmesg and free host memory",
+	  NULL, NULL },
+	{ true, NULL, "check dmesg for nvidia-uvm messages; reloading nvidia_uvm often helps", NULL, NULL },
 	{ false, "INSUFFICIENT_PERMISSIONS",
 	  "the driver refused for lack of privilege: check the nvidia-caps nodes and MIG permissions "
-	  "(/proc/driver/nvidia/capabilities) and that the container got them" },
+	  "(/proc/driver/nvidia/capabilities) and that the container got them",
+	  NULL, NULL },
 	{ false, "IN_USE",
 	  "the GPU is held by another process or in EXCLUSIVE_PROCESS compute mode (nvidia-smi -q | grep "
-	  "'Compute Mode'): free it, or 'nvidia-smi -c DEFAULT'" },
-	{ false, "FABRIC", FIX_FABRIC },
-	{ false, "NVLINK", FIX_FABRIC },
-	{ false, "GPU_IS_LOST", FIX_GPU_LOST },
-	{ false, "RESET_REQUIRED", FIX_GPU_LOST },
-	{ false, "CARD_INFO", "the kernel driver could not list the GPUs: check dmesg and 'nvidia-smi -L'" },
-	{ false, NULL, "check the kernel log (dmesg, 'NVRM:' lines) for the driver's reason" },
+	  "'Compute Mode'): free it, or 'nvidia-smi -c DEFAULT'",
+	  NULL, NULL },
+	{ false, "FABRIC", FIX_FABRIC, NULL, NULL },
+	{ false, "NVLINK", FIX_FABRIC, NULL, NULL },
+	{ false, "GPU_IS_LOST", FIX_GPU_LOST, "the GPU is lost (it fell off the bus, failure catalog G10)",
+	  NULL },
+	{ false, "RESET_REQUIRED", FIX_GPU_LOST, NULL, NULL },
+	{ false, "CARD_INFO", "the kernel driver could not list the GPUs: check dmesg and 'nvidia-smi -L'",
+	  NULL, NULL },
+	/* confidential computing: the GPU-ready state is not set, so the
+	 * kernel refuses user-mode secure channels (kernel_channel.c; catalog
+	 * Part C, G8; NVIDIA/nvtrust#56) */
+	{ false, "NOT_READY",
+	  "in confidential-computing mode the GPU accepts work only once it is set ready: "
+	  "'nvidia-smi conf-compute -srs 1' (after attestation), and check 'nvidia-smi conf-compute -f'",
+	  "the GPU is not ready for work (confidential computing: the ready state is not set)", "CHANNEL" },
+	{ false, NULL, "check the kernel log (dmesg, 'NVRM:' lines) for the driver's reason", NULL, NULL },
 };
 
 static void rm_text(const struct fact *f, struct ct_verdict *v, bool uvm)
 {
 	const struct rm_fault *r = rm_faults;
 
-	while (r->uvm != uvm || (r->needle && !ct_diag_has(f->what, r->needle)))
+	while (r->uvm != uvm || (r->needle && !ct_diag_has(f->what, r->needle)) ||
+	       (r->needle2 && !ct_diag_has(f->what, r->needle2)))
 		r++;
 	snprintf(v->summary, sizeof v->summary, "%s %s", uvm ? "the unified-memory driver failed:" :
 		 "the kernel driver's resource manager failed:", f->what);
+	if (r->what)
+		ct_appendf(v->summary, sizeof v->summary, ": %s", r->what);
 	snprintf(v->fix, sizeof v->fix, "%s", r->fix);
 }
 
@@ -722,6 +750,15 @@ static bool rule_low_level(struct judge *j)
 		snprintf(v->fix, sizeof v->fix,
 			 "no GPU is bound to the nvidia driver here: check 'nvidia-smi -L', NVIDIA_VISIBLE_DEVICES "
 			 "of the container, and whether the GPU was excluded (NVreg_ExcludedGpus) or lost (dmesg)");
+	} else if (ct_diag_has(root->what, "WAIT_OPEN_COMPLETE")) {
+		/* a non-blocking open of /dev/nvidiaN succeeds and its failure
+		 * arrives here (550.40.07+, ABI.md §8): the blocking open's EIO */
+		v->layer = CT_LAYER_DEVICE_NODE;
+		snprintf(v->summary, sizeof v->summary,
+			 "the deferred open of a GPU node failed (%s): the GPU node exists but the GPU failed "
+			 "to initialize in the kernel",
+			 root->what);
+		snprintf(v->fix, sizeof v->fix, "%s", FIX_GPU_INIT);
 	} else {
 		v->layer = CT_LAYER_RESOURCE_MANAGER;
 		rm_text(root, v, false);

@@ -19,6 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* the table keeps its hand layout (one row per scenario, the columns aligned by hand) */
+/* clang-format off */
 const struct ct_scenario ct_scenarios[] = {
 	{ "no-driver-library", "libcuda.so.1 is not found (container started without GPU access)", "B.2b",
 	  "dlopen:lib=libcuda.so*:error=ENOENT", NULL,
@@ -80,8 +82,23 @@ const struct ct_scenario ct_scenarios[] = {
 	  "ioctl:nr=NV_ESC_CARD_INFO:error=EIO", NULL, "cuInit 100, cudart 100; torch 'No CUDA GPUs are available'" },
 	{ "hang-in-cuinit", "cuInit hangs inside the driver (UVM_REGISTER_GPU never answers)", "B.6 (resume), B.8",
 	  "ioctl:nr=UVM_REGISTER_GPU:delay=1h", NULL, "cuInit does not return (torch: cudaGetDeviceCount); kill the program to see the verdict" },
+	/* issue 19, group 2: the GPU in the kernel (failure catalog Part C, G10, G8) */
+	{ "gpu-lost", "a GPU fell off the bus: its node answers ENODEV (NV_ERR_GPU_IS_LOST)", "G10, B.14",
+	  "open:path=/dev/nvidia[0-9]*:error=ENODEV", NULL,
+	  "not yet run on the GPU (the rig's libcuda gives 100, as for EIO); nv.c answers -ENODEV for a lost "
+	  "GPU (tracer/decode/ABI.md §8)" },
+	{ "cc-not-ready",
+	  "confidential computing: the GPU's ready state is not set, channel allocation gets NV_ERR_NOT_READY",
+	  "G8",
+	  "ioctl:class=0xc46f:status=NV_ERR_NOT_READY;ioctl:class=0xc56f:status=NV_ERR_NOT_READY;"
+	  "ioctl:class=0xc86f:status=NV_ERR_NOT_READY;ioctl:class=0xc96f:status=NV_ERR_NOT_READY;"
+	  "ioctl:class=0xca6f:status=NV_ERR_NOT_READY",
+	  NULL,
+	  "not yet run on the GPU: the CUDA code of this case is not documented (catalog G8); channels "
+	  "are allocated at context creation, so cuInit succeeds and the first context fails" },
 	{ NULL, NULL, NULL, NULL, NULL, NULL },
 };
+/* clang-format on */
 
 const struct ct_scenario *ct_scenario_find(const char *name)
 {
