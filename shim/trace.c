@@ -226,7 +226,7 @@ static void read_config(void)
 
 static void atfork_child(void);
 static void notes_reset(void);
-static void on_exit_handler(void);
+static void on_exit_handler(int status, void *arg);
 
 static int init_state; /* 0, 1 running, 2 done */
 
@@ -250,7 +250,7 @@ void ct_init(void)
 	if (!ct_cfg.disabled) {
 		ct_inject_init();
 		pthread_atfork(NULL, NULL, atfork_child);
-		atexit(on_exit_handler);
+		on_exit(on_exit_handler, NULL);
 	}
 	ct_busy--;
 	__atomic_store_n(&init_state, 2, __ATOMIC_RELEASE);
@@ -265,13 +265,18 @@ __attribute__((constructor(101))) static void ct_constructor(void)
 	ct_init();
 }
 
-static void on_exit_handler(void)
+/* exit(): the status and the time go into the header (format 1.2), then
+ * the flags say they are there */
+static void on_exit_handler(int status, void *arg)
 {
 	struct cutrace_header *h = ct_ring_main.hdr;
 
-	if (h && __atomic_load_n(&ct_trace_state, __ATOMIC_ACQUIRE) == TS_ACTIVE &&
-	    ct_pid == getpid())
-		__atomic_fetch_or(&h->flags, CT_HF_EXITED, __ATOMIC_RELEASE);
+	(void)arg;
+	if (h && __atomic_load_n(&ct_trace_state, __ATOMIC_ACQUIRE) == TS_ACTIVE && ct_pid == getpid()) {
+		h->exit_status = (uint32_t)status;
+		h->exit_ns = ct_now_ns();
+		__atomic_fetch_or(&h->flags, CT_HF_EXITED | CT_HF_EXIT_STATUS, __ATOMIC_RELEASE);
+	}
 }
 
 /*

@@ -3,6 +3,7 @@
 # output.  Loaded by itest.py, which provides test, need, Fail, cutrace_run,
 # rig_env, base_env, expect_verdict, cleanup ...
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -75,3 +76,74 @@ def t_slow_call_is_reported():
     need(doc["probe"]["status"] == "ok" and sc and sc["call"] == "cuInit(flags=0x0)" and sc["dur_ns"] >= 1e9,
          "doctor's probe: ok, with the slow call", doc["probe"])
     shutil.rmtree(d, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------------
+# the truth about the run
+# ---------------------------------------------------------------------------------
+CUINIT_PY = "import ctypes, os, signal, sys, time; l = ctypes.CDLL('libcuda.so.1'); l.cuInit(0); "
+
+
+@test
+def t_run_o_with_traces_refused():
+    r = cutrace_run([PROBE], rig_env())
+    need(r.rc == 0, "first run", r.err)
+    p = ct(["run", "-o", r.dir, "--", PROBE])
+    need(p.returncode == 2 and "already holds 1 trace file" in p.stderr and len(p.stderr.splitlines()) == 1,
+         "-o DIR with an earlier run's traces is refused in one line", p.returncode, p.stderr)
+    need(len([f for f in os.listdir(r.dir) if f.endswith(".cutrace")]) == 1, "nothing was added")
+    cleanup(r)
+
+
+@test
+def t_run_tracing_off_is_said():
+    r = cutrace_run([PROBE], rig_env(CUTRACE_DISABLE="1"))
+    need(r.rc == 0, "the program ran", r.err)
+    need("tracing is off: CUTRACE_DISABLE=1 came from the environment" in r.err, "says tracing is off and why",
+         r.err)
+    need("touched CUDA" not in r.err, "does not claim that nothing touched CUDA", r.err)
+    if os.geteuid() == 0:
+        # root running cutrace does not make another user's directory one the shim traces into
+        d = tempfile.mkdtemp(prefix="ct_it_")
+        os.chown(d, 65534, 65534)
+        p = ct(["run", "-o", d, "--", PROBE])
+        need(p.returncode == 2 and "belongs to another user" in p.stderr, "unusable -o refused with the reason",
+             p.returncode, p.stderr)
+        shutil.rmtree(d, ignore_errors=True)
+
+
+@test
+def t_run_no_empty_directories():
+    base = tempfile.mkdtemp(prefix="ct_it_")
+    env = rig_env(CUTRACE_DIR=base)
+    for argv in (["true"], ["ls", "/"], ["no-such-program-ct"]):
+        p = subprocess.run([CUTRACE, "run", "--"] + argv, capture_output=True, text=True, env=env, timeout=60)
+        need(os.listdir(base) == [], "%s left %s behind" % (argv, os.listdir(base)), p.stderr)
+    p = subprocess.run([CUTRACE, "run", "--", PROBE], capture_output=True, text=True, env=env, timeout=60)
+    need(len(os.listdir(base)) == 1, "a CUDA run keeps its directory", os.listdir(base))
+    shutil.rmtree(base, ignore_errors=True)
+
+
+@test
+def t_run_states_each_end():
+    # the direct child killed after a good init
+    r = cutrace_run([PY, "-c", CUINIT_PY + "os.kill(os.getpid(), signal.SIGKILL)"], rig_env())
+    need(r.rc == 137, "killed: 137", r.rc, r.err)
+    need(re.search(r"OK, then killed by SIGKILL at \+[0-9.]+ ms: CUDA initialized", r.err), "OK, then killed", r.err)
+    cleanup(r)
+    # a grandchild's exit status, as its shim recorded it (format 1.2), and the child's
+    r = cutrace_run(["sh", "-c", "%s -c \"%s sys.exit(5)\"; exit 3" % (PY, CUINIT_PY)], rig_env())
+    need(r.rc == 3 and "OK CUDA initialized: cuInit succeeded (exit 5)" in r.err, "exit 5 stated", r.rc, r.err)
+    v = r.proc("python")["verdict"]
+    need(v["end"]["kind"] == "exit" and v["end"]["exit_status"] == 5 and v["end"]["t_ns"] > 0,
+         "show --json: the recorded exit status", v["end"])
+    cleanup(r)
+    # killed at the --timeout after a good init
+    r = cutrace_run([PY, "-c", CUINIT_PY + "time.sleep(60)"], rig_env(), extra=["--timeout", "4s"])
+    need(r.rc == 137 and re.search(r"OK, then killed by cutrace's --timeout 4 s at \+[0-9.]+ ms", r.err),
+         "OK, then killed at the timeout", r.rc, r.err)
+    cleanup(r)
+    # a crash inside a call, the direct child: the signal is named
+    r = cutrace_run([PY, "-c", CUINIT_PY + "os.kill(os.getpid(), signal.SIGSEGV)"], rig_env())
+    need(r.rc == 139 and "killed by SIGSEGV" in r.err, "SIGSEGV named", r.rc, r.err)
+    cleanup(r)

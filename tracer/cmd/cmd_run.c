@@ -49,11 +49,15 @@ int cmd_run(int argc, char **argv)
 		return CT_EXIT_USAGE;
 	if (ct_run_setup(&o) < 0)
 		return CT_EXIT_USAGE;
+	if (ct_tracing_off_reason()[0])
+		ct_warn("tracing is off: %s", ct_tracing_off_reason());
 	r = ct_spawn_traced(&o, argv + ci, &status);
 	if (r < 0)
 		return CT_EXIT_USAGE;
-	if (r > 0)
+	if (r > 0) {
+		ct_run_dir_remove_empty(&o); /* it never ran: nothing to keep */
 		return status;
+	}
 	ct_run_report(&o, stderr);
 	return status;
 }

@@ -472,8 +472,14 @@ static bool delay_rule_for(struct ct_diag *d, const struct ct_diag_step *s, char
 static void process_end(struct ct_diag *d, const struct cutrace_header *h, struct ct_verdict *v)
 {
 	v->end = d->end_hint;
-	if (v->end.kind == CT_END_UNKNOWN && (h->flags & CT_HF_EXITED))
+	if (v->end.kind == CT_END_UNKNOWN && (h->flags & CT_HF_EXIT_STATUS)) {
+		/* the shim's exit handler (format 1.2) */
+		v->end.kind = CT_END_EXIT;
+		v->end.code = (int)(h->exit_status & 0xffu);
+		v->end.at_mono_ns = h->exit_ns;
+	} else if (v->end.kind == CT_END_UNKNOWN && (h->flags & CT_HF_EXITED)) {
 		v->end.kind = CT_END_EXITED;
+	}
 	v->end_rel_ns = UINT64_MAX;
 	if (v->end.at_mono_ns && d->have_t0 && v->end.at_mono_ns >= d->t0)
 		v->end_rel_ns = v->end.at_mono_ns - d->t0;

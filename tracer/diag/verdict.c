@@ -55,7 +55,7 @@ const char *ct_end_text(const struct ct_proc_end *e, char *buf, size_t len)
 	case CT_END_SIGNAL:
 		snprintf(buf, len, "killed by %s", ct_signal_name(e->code, sig, sizeof sig));
 		break;
-	case CT_END_TIMEOUT: snprintf(buf, len, "timed out: killed by cutrace after %s", e->limit); break;
+	case CT_END_TIMEOUT: snprintf(buf, len, "killed by cutrace's --timeout %s", e->limit); break;
 	case CT_END_RUNNING: snprintf(buf, len, "still running"); break;
 	default: snprintf(buf, len, "no exit seen"); break;
 	}

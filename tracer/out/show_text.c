@@ -229,7 +229,11 @@ static void put_flags(FILE *f, const struct cutrace_header *h)
 		fprintf(f, "%s%s%s%s", any ? "; " : "", ct_c(f, col), text, ct_c(f, CT_C_RESET)); \
 		any = true; } } while (0)
 	FLAG(h->flags & CT_HF_DEGRADED, CT_C_YELLOW, "DEGRADED (the shim had an internal failure: some events are missing)");
-	FLAG(h->flags & CT_HF_EXITED, CT_C_RESET, "exited");
+	if (h->flags & CT_HF_EXIT_STATUS) {
+		fprintf(f, "%sexit %u", any ? "; " : "", h->exit_status & 0xffu);
+		any = true;
+	}
+	FLAG((h->flags & CT_HF_EXITED) && !(h->flags & CT_HF_EXIT_STATUS), CT_C_RESET, "exited");
 	FLAG(!(h->flags & CT_HF_EXITED), CT_C_YELLOW, "no exit seen (killed, crashed, or still running)");
 	FLAG(h->flags & CT_HF_FORKED, CT_C_RESET, "fork child");
 	FLAG(h->flags & CT_HF_INJECT, CT_C_YELLOW, "fault injection active");

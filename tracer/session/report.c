@@ -49,10 +49,23 @@ int ct_run_report(const struct ct_run_opts *o, FILE *out)
 
 	n = ct_list_traces(o->dir, &paths, err, sizeof err);
 	if (n <= 0) {
-		if (!o->quiet)
-			fprintf(out, "cutrace: no traced process touched CUDA (no trace files in %s)\n", o->dir);
+		const char *off = ct_tracing_off_reason();
 		if (n == 0)
 			ct_free_paths(paths, n);
+		/* say why nothing was recorded: tracing off is not "no CUDA" */
+		if (off[0]) {
+			fprintf(out,
+				"cutrace: nothing was recorded: tracing was off (CUTRACE_DISABLE, above)\n");
+			ct_run_dir_remove_empty(o);
+		} else if (ct_run_dir_remove_empty(o)) {
+			if (!o->quiet)
+				fprintf(out,
+					"cutrace: no traced process touched CUDA (nothing recorded; no trace "
+					"directory kept)\n");
+		} else if (!o->quiet) {
+			fprintf(out, "cutrace: no traced process touched CUDA (no trace files in %s)\n",
+				o->dir);
+		}
 		return 0;
 	}
 	v = calloc((size_t)n, sizeof *v);

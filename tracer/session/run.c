@@ -104,8 +104,13 @@ int ct_prepare_dir(const char *dir, char *why, size_t whylen)
 		snprintf(why, whylen, "trace directory %s is world-writable without the sticky bit", dir);
 		return -1;
 	}
-	if (st.st_uid != geteuid() && geteuid() != 0) {
-		snprintf(why, whylen, "trace directory %s belongs to another user", dir);
+	/* as the shim judges it (shim/trace.c dir_ok): ours, or root's; root
+	 * running cutrace does not make another user's directory usable */
+	if (st.st_uid != geteuid() && st.st_uid != 0) {
+		snprintf(why, whylen,
+			 "trace directory %s belongs to another user (uid %u): the shim would not "
+			 "trace into it",
+			 dir, (unsigned)st.st_uid);
 		return -1;
 	}
 	if (access(dir, W_OK | X_OK) < 0) {
@@ -402,6 +407,39 @@ int ct_spawn_traced(const struct ct_run_opts *o, char **argv, int *status_out)
 	return 0;
 }
 
+/* -o DIR that already holds traces would mix an earlier run into this
+ * run's verdicts: refused */
+static int dir_has_traces(const char *dir)
+{
+	char **paths = NULL, err[256];
+	int n = ct_list_traces(dir, &paths, err, sizeof err);
+
+	if (n > 0)
+		ct_free_paths(paths, n);
+	else if (n == 0)
+		ct_free_paths(paths, 0);
+	return n > 0 ? n : 0;
+}
+
+/* a directory this run made and nothing was traced into: removed (with
+ * the shim and probe a one-file cutrace wrote into it), so that a command
+ * that never touched CUDA leaves no empty run-... behind.  true: removed */
+bool ct_run_dir_remove_empty(const struct ct_run_opts *o)
+{
+	char p[PATH_MAX + 32];
+	static const char *const carried[] = { "libcutrace.so", "cutrace-probe" };
+
+	if (!o->dir_created || dir_has_traces(o->dir))
+		return false;
+	for (size_t i = 0; i < sizeof carried / sizeof carried[0]; i++) {
+		snprintf(p, sizeof p, "%s/.cutrace/%s", o->dir, carried[i]);
+		unlink(p);
+	}
+	snprintf(p, sizeof p, "%s/.cutrace", o->dir);
+	rmdir(p);
+	return rmdir(o->dir) == 0;
+}
+
 const struct ct_spawn_result *ct_spawn_last(void)
 {
 	return &last;
@@ -602,6 +640,24 @@ int ct_run_parse(int argc, char **argv, struct ct_run_opts *o, int *cmd_index, b
 	return ct_run_parse_cmd(NULL, argc, argv, o, cmd_index, need_cmd);
 }
 
+/* the shim would trace nothing: CUTRACE_DISABLE in our environment, which
+ * the program inherits; "" when tracing is on */
+const char *ct_tracing_off_reason(void)
+{
+	static char why[160];
+	const char *off = getenv("CUTRACE_DISABLE");
+
+	/* the shim's test (shim/trace.c read_config) */
+	if (off && *off && strcmp(off, "0")) {
+		snprintf(why, sizeof why,
+			 "CUTRACE_DISABLE=%.40s came from the environment: the shim records "
+			 "nothing (unset it to trace)",
+			 off);
+		return why;
+	}
+	return "";
+}
+
 int ct_run_setup(struct ct_run_opts *o)
 {
 	static char dirbuf[PATH_MAX];
@@ -650,18 +706,29 @@ int ct_run_setup(struct ct_run_opts *o)
 		return -1;
 	}
 	o->shim = shimbuf;
+	o->dir_created = false;
 	if (o->dir_arg) {
+		int old;
 		if (!realpath(o->dir_arg, dirbuf)) {
 			if (ct_prepare_dir(o->dir_arg, why, sizeof why) < 0 || !realpath(o->dir_arg, dirbuf)) {
 				ct_err("%s", why);
 				return -1;
 			}
+			o->dir_created = true;
 		} else if (ct_prepare_dir(dirbuf, why, sizeof why) < 0) {
 			ct_err("%s", why);
 			return -1;
 		}
+		if (!o->print_only && (old = dir_has_traces(dirbuf)) > 0) {
+			ct_err("%s already holds %d trace file%s of an earlier run: they would be mixed into this "
+			       "run's verdicts; give a new directory, or remove them",
+			       dirbuf, old, old == 1 ? "" : "s");
+			return -1;
+		}
 	} else if (ct_default_run_dir(dirbuf, sizeof dirbuf) < 0) {
 		return -1;
+	} else {
+		o->dir_created = true;
 	}
 	o->dir = dirbuf;
 	if (!shimbuf[0] && ct_embed_write(CT_EMBED_SHIM, dirbuf, shimbuf, sizeof shimbuf, why, sizeof why) < 0) {

@@ -10,6 +10,7 @@
 struct ct_run_opts {
 	const char *dir_arg;    /* -o as given */
 	const char *dir;        /* the trace directory in use (absolute) */
+	bool dir_created;       /* ct_run_setup made it (it did not exist) */
 	const char *lib_arg;
 	const char *shim;       /* absolute path of libcutrace.so */
 	char *inject;           /* ';'-joined rules (owned by the parser) */
@@ -63,6 +64,12 @@ void ct_spawn_end_of(const char *dir, uint32_t pid, bool last_image, bool exited
 void ct_run_proc_ends(const char *dir, char **paths, int n, struct ct_proc_end *ends);
 /* "60 s", "700 ms" */
 const char *ct_format_duration(uint64_t ns, char *buf, size_t len);
+/* why the shim would record nothing in the program (CUTRACE_DISABLE
+ * inherited), "" when tracing is on */
+const char *ct_tracing_off_reason(void);
+/* after the run: the trace directory ct_run_setup made, removed when it
+ * holds no trace; true when removed */
+bool ct_run_dir_remove_empty(const struct ct_run_opts *o);
 int ct_find_shim(char *out, size_t len);
 int ct_prepare_dir(const char *dir, char *why, size_t whylen);
 int ct_default_run_dir(char *out, size_t len);

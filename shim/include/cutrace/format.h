@@ -1,5 +1,5 @@
 /*
- * cutrace trace file format, version 1.1.
+ * cutrace trace file format, version 1.2.
  *
  * This header is the only definition of the on-disk layout.  libcutrace.so
  * writes it, the cutrace CLI reads it; nothing else crosses between them.
@@ -82,7 +82,7 @@
 
 #define CUTRACE_MAGIC           "CUTRACE"   /* 8 bytes with the NUL */
 #define CUTRACE_VERSION_MAJOR   1
-#define CUTRACE_VERSION_MINOR   1
+#define CUTRACE_VERSION_MINOR   2
 #define CUTRACE_ENDIAN_PROBE    0x01020304u
 #define CUTRACE_HEADER_AREA     4096u       /* header page; ctx starts here */
 #define CUTRACE_COUNTERS_OFF    1024u       /* commit counters in the header page */
@@ -97,6 +97,7 @@
 #define CT_HF_INJECT        0x0004u /* fault-injection rules were active */
 #define CT_HF_INJECT_BAD    0x0008u /* CUTRACE_INJECT was malformed: ignored */
 #define CT_HF_FORKED        0x0010u /* this process is a fork child */
+#define CT_HF_EXIT_STATUS   0x0020u /* since 1.2: exit_status and exit_ns are valid */
 
 /* tag kinds (low 8 bits of a slot tag) */
 #define CT_TAG_EMPTY 0u
@@ -144,7 +145,12 @@ struct cutrace_header {
 	uint64_t counters_off;      /* offset of counter 0, inside the header page */
 	uint32_t counters_n;        /* number of counters */
 	uint32_t counter_stride;    /* bytes from one counter to the next */
-	uint64_t reserved[38];
+	/* since 1.2: how the process ended, when exit() ran its handlers
+	 * (CT_HF_EXIT_STATUS); a kill, a crash or _exit() leave them 0 */
+	uint32_t exit_status; /* the status exit() was given (or main returned) */
+	uint32_t reserved2;
+	uint64_t exit_ns; /* when, on the records' clock (cutrace_record.t_ns) */
+	uint64_t reserved[36];
 };
 
 /* record types */
@@ -375,6 +381,8 @@ CT_STATIC_ASSERT(offsetof(struct cutrace_header, feature_mask) == 176, "feature_
 CT_STATIC_ASSERT(offsetof(struct cutrace_header, writer_version) == 184, "writer_version");
 CT_STATIC_ASSERT(offsetof(struct cutrace_header, counters_off) == 192, "counters_off");
 CT_STATIC_ASSERT(offsetof(struct cutrace_header, counters_n) == 200, "counters_n");
+CT_STATIC_ASSERT(offsetof(struct cutrace_header, exit_status) == 208, "exit_status");
+CT_STATIC_ASSERT(offsetof(struct cutrace_header, exit_ns) == 216, "exit_ns");
 CT_STATIC_ASSERT(sizeof(struct cutrace_record) == 32, "record header size");
 CT_STATIC_ASSERT(offsetof(struct cutrace_record, size) == 16, "record size");
 CT_STATIC_ASSERT(offsetof(struct cutrace_record, tid) == 24, "record tid");
