@@ -31,6 +31,8 @@
 
 /* ---- real functions (resolve.c) --------------------------------------- */
 struct stat;
+struct sigaction;
+typedef void (*ct_sighandler_t)(int);
 /* the real function behind each libc and loader hook (common/hooks.def),
  * and the few more the shim calls itself */
 struct ct_real {
@@ -216,6 +218,14 @@ extern int ct_inj_bad CT_HIDDEN;      /* CUTRACE_INJECT was malformed */
 const char *ct_inject_spec(void) CT_HIDDEN;
 void ct_inject_init(void) CT_HIDDEN;
 void ct_inject_after_fork(void) CT_HIDDEN;
+
+/* ---- SIGBUS guard (hooks_sig.c) -------------------------------------------- */
+/* the trace mapping [map, map + len) exists: own SIGBUS (once per process) */
+void ct_bus_guard(void *map, size_t len) CT_HIDDEN;
+/* the mapping is gone (fork child, failed creation) */
+void ct_bus_guard_forget(void) CT_HIDDEN;
+/* the trace file was truncated under us: the mapping is anonymous now */
+bool ct_bus_trace_lost(void) CT_HIDDEN;
 
 /* ---- dlopen bookkeeping (hooks_dl.c) ------------------------------------- */
 /* CT_LIB_* of a library file name (basename compared) */

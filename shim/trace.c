@@ -286,6 +286,7 @@ static void on_exit_handler(int status, void *arg)
 static void atfork_child(void)
 {
 	__atomic_store_n(&ct_fast_ok, 0, __ATOMIC_RELEASE);
+	ct_bus_guard_forget();
 	if (trace_map)
 		munmap(trace_map, trace_len);
 	trace_map = NULL;
@@ -695,6 +696,8 @@ static int create_trace(void)
 	}
 	ct_sys_close(fd);
 	trace_len = size;
+	/* from here a truncation of the file is a SIGBUS the shim takes (hooks_sig.c) */
+	ct_bus_guard(trace_map, size);
 	/* no readahead on faults: the first touch of a fresh fallocated file
 	 * otherwise fills a whole readahead window of zero pages (about 2.5 ms
 	 * on ext4 here, more than everything else a traced process pays) */
@@ -703,6 +706,7 @@ static int create_trace(void)
 	h = trace_map;
 	if (ct_ring_layout(h, size, CT_CTX_CAP) < 0) {
 		snprintf(why, sizeof why, "trace size too small");
+		ct_bus_guard_forget();
 		munmap(trace_map, size);
 		trace_map = NULL;
 		unlink(path);
