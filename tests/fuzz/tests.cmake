@@ -79,7 +79,7 @@ endif()
 add_test(NAME fuzz_cli_hostile
   COMMAND bash ${_fz}/cli_hostile.sh $<TARGET_FILE:cutrace> $<TARGET_FILE:ct_mkbad> ${CUTRACE_FUZZ_WORK}
     ${_fz_san_arg})
-set_tests_properties(fuzz_cli_hostile PROPERTIES TIMEOUT 120 LABELS "fuzz;reliability")
+set_tests_properties(fuzz_cli_hostile PROPERTIES TIMEOUT 600 LABELS "fuzz;reliability")
 
 # fuzz_short: this tree's fuzzer when it has one, else the sanitizer
 # sub-build's (the asan test of tests/reliability/tests.cmake builds it; it

@@ -21,7 +21,7 @@ endif()
 if(CUTRACE_ASAN_TEST AND NOT CUTRACE_SANITIZE)
   add_test(NAME asan COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/asan.sh ${CMAKE_SOURCE_DIR}
     ${CMAKE_BINARY_DIR}/asan-build ${CMAKE_C_COMPILER})
-  set_tests_properties(asan PROPERTIES LABELS asan TIMEOUT 600)
+  set_tests_properties(asan PROPERTIES LABELS asan TIMEOUT 1800)
 endif()
 
 set(_rel ${CMAKE_CURRENT_LIST_DIR})
