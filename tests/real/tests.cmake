@@ -13,3 +13,13 @@ set(CUTRACE_REAL_DIR ${CUTRACE_TEST_BIN}/real-nvidia CACHE INTERNAL "")
 set(CUTRACE_REAL_SH ${CMAKE_CURRENT_LIST_DIR}/real.sh CACHE INTERNAL "")
 add_test(NAME real_fetch COMMAND ${CMAKE_CURRENT_LIST_DIR}/fetch.sh ${CUTRACE_REAL_DIR})
 set_tests_properties(real_fetch PROPERTIES FIXTURES_SETUP real_nvidia LABELS real TIMEOUT 900)
+
+# verdicts with the real libraries as oracles (tests/real/verdicts.sh): the
+# rig's targets by generator expression (tests/rig may be included later)
+foreach(c no_module_root no_module_user nvml_alone cudart11_rig cudart11_stub)
+  add_test(NAME real_verdict_${c}
+    COMMAND ${CMAKE_CURRENT_LIST_DIR}/verdicts.sh ${c} $<TARGET_FILE:cutrace>
+            $<TARGET_FILE:cutrace_fakenv> $<TARGET_FILE_DIR:cutrace_fakecuda>)
+  set_tests_properties(real_verdict_${c} PROPERTIES FIXTURES_REQUIRED real_nvidia SKIP_RETURN_CODE 77
+    LABELS real TIMEOUT 120 ENVIRONMENT "CUTRACE_REAL_DIR=${CUTRACE_REAL_DIR}")
+endforeach()

@@ -46,6 +46,8 @@ struct ct_diag {
 	char deepbind_lib[128];
 
 	/* kernel boundary */
+	bool nv_open_ok;             /* an NVIDIA node was opened */
+	bool nv_ioctl_seen;          /* an NVIDIA ioctl was made */
 	struct fact open_fail;       /* first failed open of a driver node (not caps) */
 	struct fact caps_fail;       /* first failed open of an nvidia-caps node */
 	bool hs_seen;
@@ -70,6 +72,8 @@ struct ct_diag {
 	struct fact devget_fail;
 	struct fact ctx_fail;
 	int gpa_max_ver;
+	int gpa_notfound[2]; /* cuGetProcAddress _v2 [0] and v1 [1] look-ups answered NOT_FOUND */
+	struct fact gpa_notfound_first;
 
 	/* runtime, NVML */
 	int rt_version, rt_drv_version;

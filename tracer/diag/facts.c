@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cutrace_gen/codes.h"
 #include "version.h"
 /* the hot paths format many short strings: the cheaper snprintf (fmt.c) */
 #define snprintf ct_snprintf
@@ -193,6 +194,8 @@ static void on_open(struct ct_diag *d, const struct ct_event *ev, const struct c
 		}
 		return;
 	}
+	if (node && ev->ret >= 0)
+		d->nv_open_ok = true;
 	if (ev->ret >= 0 || !node)
 		return;
 	struct fact *f = ((node >> 16) == CT_NODE_CAPS) ? &d->caps_fail : &d->open_fail;
@@ -245,6 +248,7 @@ static void on_ioctl(struct ct_diag *d, const struct ct_event *ev, const struct 
 	}
 	if (nv->family == CT_NV_FAM_NOT_NVIDIA)
 		return;
+	d->nv_ioctl_seen = true;
 	if (!nv->returned) {
 		if (ev->exit_unknown)
 			return;
@@ -455,6 +459,12 @@ void ct_diag_event(struct ct_diag *d, const struct ct_event *ev, const struct ct
 	case CT_CALL_cuGetProcAddress_v2:
 		if (int_field(ev, CT_FLD_CUDAVER, &v) && v > d->gpa_max_ver && v < 100000)
 			d->gpa_max_ver = (int)v;
+		/* an entry point this libcuda does not have; libcuda answers a v1
+		 * look-up with its own _v2 (the shim sees both): count each kind */
+		if (ret == CT_CUDA_ERROR_NOT_FOUND) {
+			d->gpa_notfound[c == CT_CALL_cuGetProcAddress]++;
+			set_fact(d, &d->gpa_notfound_first, ev, desc, ret, NULL, NULL);
+		}
 		return;
 	case CT_CALL_cudaRuntimeGetVersion:
 		if (ret == 0 && int_field(ev, CT_FLD_OUT, &v))

@@ -718,6 +718,72 @@ static bool rule_compat_unsupported(struct judge *j)
 	return true;
 }
 
+/*
+ * No NVIDIA kernel module at all (bare metal after a kernel update, a DKMS
+ * build that failed, Secure Boot refusing the module).  What real libcuda
+ * 535 does then (measured, /work/shared/real-driver-580.md; tests/real):
+ * as root it creates /dev/nvidiactl (c 195:255) itself with mknodat and the
+ * open fails ENXIO; as an ordinary user its mknodat fails and it opens
+ * nothing; cuInit = 100 either way, nvmlInit_v2 = 9.  The trace's context
+ * says whether the module is there (/proc/driver/nvidia/version,
+ * /sys/module/nvidia/version, the nvidia lines of /proc/devices); the
+ * events must agree: a node with no driver behind it (ENXIO/ENODEV), NVML's
+ * own "driver not loaded", or a driver that failed with no NVIDIA node
+ * opened and no ioctl made.
+ */
+static bool no_module_context(const struct ct_diag *d)
+{
+	char buf[8];
+
+	return !ct_trace_ctx_str(d->t, CT_CTX_NV_VERSION, 0, buf, sizeof buf) &&
+	       !ct_trace_ctx_str(d->t, CT_CTX_NV_MODVERSION, 0, buf, sizeof buf) &&
+	       !ct_trace_ctx(d->t, CT_CTX_DEVICES, 0, &(uint16_t){ 0 });
+}
+
+static bool rule_no_module(struct judge *j)
+{
+	struct ct_diag *d = j->d;
+	struct ct_verdict *v = j->v;
+	const struct fact *f = j->failed;
+	bool nxio = d->open_fail.s.set && (d->open_fail.code == ENXIO || d->open_fail.code == ENODEV) &&
+		    d->open_fail.s.t_ns <= j->final->s.end_ns;
+	bool nvml9 = d->nvml_fail.s.set && d->nvml_fail.code == CT_NVML_ERROR_DRIVER_NOT_LOADED;
+	bool silent = !d->open_fail.s.set && !d->nv_open_ok && !d->hs_seen && d->cards < 0 && !d->cvd_set &&
+		      !f->s.injected && !strcmp(f->s.call, "cuInit") && f->code == CT_CUDA_ERROR_NO_DEVICE;
+	char kernel[96] = "";
+
+	if (!no_module_context(d) || !(nxio || nvml9 || silent) || d->nv_ioctl_seen)
+		return false;
+	v->layer = CT_LAYER_KERNEL_HANDSHAKE;
+	j->root = nxio ? &d->open_fail : nvml9 ? &d->nvml_fail : f;
+	v->step = j->root->s;
+	snprintf(v->summary, sizeof v->summary,
+		 "the NVIDIA kernel module is not loaded: no /proc/driver/nvidia/version, no /sys/module/nvidia, "
+		 "major 195 absent from /proc/devices");
+	if (nxio)
+		ct_appendf(v->summary, sizeof v->summary,
+			   "; open(%s) = %s: the node exists but no driver is behind it", d->open_fail.path,
+			   ct_errno_name(d->open_fail.code));
+	if (nvml9)
+		ct_appendf(v->summary, sizeof v->summary, "; %s = %d (NVML_ERROR_DRIVER_NOT_LOADED)",
+			   d->nvml_fail.s.call, d->nvml_fail.code);
+	if (f != &d->nvml_fail || !nvml9)
+		ct_appendf(v->summary, sizeof v->summary, "; %s = %d", f->s.call, f->code);
+	ct_trace_ctx_str(d->t, CT_CTX_KERNEL, 0, kernel, sizeof kernel);
+	snprintf(v->fix, sizeof v->fix,
+		 "load the module: 'sudo modprobe nvidia' ('dmesg | grep -iE \"nvrm|nvidia\"' says why it does not "
+		 "load); after a kernel update the module must be built for this kernel (uname -r = %s): 'dkms status', "
+		 "'sudo dkms autoinstall' with the headers of %s installed, or reinstall the driver; with Secure Boot on "
+		 "('mokutil --sb-state') the module must be signed with an enrolled key (the distribution's signed "
+		 "driver packages, or 'mokutil --import' of the DKMS key); in a container the module is the host's",
+		 kernel[0] ? kernel : "?", kernel[0] ? kernel : "this kernel");
+	if (f->code == CT_CUDA_ERROR_NO_DEVICE || v->final_code == CT_cudaErrorNoDevice)
+		snprintf(v->hint, sizeof v->hint,
+			 "100 'no CUDA-capable device is detected' (torch: 'No CUDA GPUs are available') does not "
+			 "mean a hidden device here: CUDA_VISIBLE_DEVICES is not the cause, there is no driver");
+	return true;
+}
+
 /* the earliest low-level failure before the final error: a device node, the
  * version handshake, an RM or UVM ioctl, an empty GPU list */
 static bool rule_low_level(struct judge *j)
@@ -840,6 +906,32 @@ static bool rule_runtime_too_new(struct judge *j)
 	return true;
 }
 
+/* the runtime asked libcuda for entry points it does not have and gave up
+ * (cudart 11.8 against a libcuda that is not a complete driver: 500) */
+static bool rule_missing_entry_points(struct judge *j)
+{
+	struct ct_diag *d = j->d;
+	struct ct_verdict *v = j->v;
+	const struct fact *f = j->final;
+	int n = d->gpa_notfound[1] ? d->gpa_notfound[1] : d->gpa_notfound[0];
+
+	if (f != &d->rt_fail || f->code != CT_cudaErrorSymbolNotFound || !n ||
+	    d->gpa_notfound_first.s.t_ns > f->s.end_ns)
+		return false;
+	v->layer = CT_LAYER_LOADER;
+	v->step = d->gpa_notfound_first.s;
+	snprintf(v->summary, sizeof v->summary,
+		 "libcuda %s does not provide driver entry points the CUDA runtime asks for: %s, and %d more "
+		 "look-up%s answered CUDA_ERROR_NOT_FOUND; %s = %d (cudaErrorSymbolNotFound)",
+		 d->cuda_path[0] ? d->cuda_path : "", d->gpa_notfound_first.s.text, n - 1, n == 2 ? "" : "s",
+		 f->s.call, f->code);
+	snprintf(v->fix, sizeof v->fix,
+		 "the libcuda.so.1 found first is not a complete NVIDIA driver library (a stand-in, a partial copy, "
+		 "or a build that lacks these functions): put the driver's own libcuda (the version of the kernel "
+		 "module) first on the loader path");
+	return true;
+}
+
 /* no lower cause: the driver API's code is the verdict (api_codes) */
 static bool rule_driver_code(struct judge *j)
 {
@@ -874,10 +966,12 @@ static bool (*const rules[])(struct judge *j) = {
 	rule_libcuda_not_loaded,
 	rule_stub_library,
 	rule_compat_unsupported,
+	rule_no_module,
 	rule_low_level,
 	rule_older_branch,
 	rule_driver_mismatch,
 	rule_runtime_too_new,
+	rule_missing_entry_points,
 	rule_driver_code,
 };
 

@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# Verdicts against NVIDIA's real user-space libraries (Debian non-free 535 /
+# cudart 11.8, fetched by tests/real/fetch.sh), on a machine without a GPU.
+# One case per run; prints one "ok:" line with the verdict line cutrace
+# printed, or "FAIL:" lines; exit 77 with one line when a case cannot run here.
+#
+#   verdicts.sh CASE CUTRACE FAKENV_LIB FAKECUDA_DIR
+#
+# Cases:
+#   no_module_root   the probe as root on a machine with no NVIDIA kernel module:
+#                    libcuda creates /dev/nvidiactl itself (mknodat), open ENXIO
+#   no_module_user   the same as an unprivileged user (setpriv): libcuda opens nothing
+#   nvml_alone       ctypes nvmlInit_v2 of libnvidia-ml 535 alone: 9
+#   cudart11_rig     cudart 11.8 (ctypes) against the rig's fake libcuda
+#   cudart11_stub    cudart 11.8 against the toolkit's stub libcuda
+# Every /dev/nvidia* node the real libcuda creates is removed again.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+case_=${1:?usage: verdicts.sh CASE CUTRACE FAKENV_LIB FAKECUDA_DIR}
+cutrace=${2:?} fakenv=${3:?} fakecuda=${4:?}
+. "$here/real.sh"
+real_require
+trap real_cleanup_nodes EXIT
+
+W=$(mktemp -d "${TMPDIR:-/tmp}/ct_real_XXXXXX")
+chmod 755 "$W"
+trap 'real_cleanup_nodes; rm -rf "$W"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+no_module_here() {
+	if [ -e /proc/driver/nvidia/version ] || [ -e /sys/module/nvidia ]; then
+		echo "SKIP: this machine has an NVIDIA kernel module: the no-module cases need one without"
+		exit 77
+	fi
+}
+
+# verdict FIELD...: the verdict of the first traced process, as JSON fields, one per line
+verdict() {
+	"$cutrace" show --json "$W/traces" 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+p = d["processes"][0] if "processes" in d else d
+v = p["verdict"]
+for k in sys.argv[1:]:
+    x = v
+    for part in k.split("."):
+        x = x.get(part) if isinstance(x, dict) else None
+    print(x if x is not None else "")
+' "$@"
+}
+
+# expect TEXT WHAT: WHAT (the verdict text) contains TEXT
+expect() { case $2 in *"$1"*) ;; *) bad "the verdict lacks '$1': $2" ;; esac; }
+refuse() { case $2 in *"$1"*) bad "the verdict says '$1': $2" ;; esac; }
+
+run_cutrace() { # ENV... -- ARGS...: cutrace run -o $W/traces, output in $W/out, $W/err
+	local envs=()
+	while [ "$1" != -- ]; do envs+=("$1"); shift; done
+	shift
+	env "${envs[@]}" "$cutrace" run --color=never -o "$W/traces" -- "$@" >"$W/out" 2>"$W/err"
+}
+
+line() { grep -m1 -E '^cutrace: pid [0-9]+ ' "$W/err" | sed 's/^cutrace: pid [0-9]* ([^)]*) on [^:]*: //'; }
+
+NV=$REAL_LIBCUDA_DIR
+cat >"$W/nvml.py" <<'PY'
+import ctypes
+nv = ctypes.CDLL("libnvidia-ml.so.1")
+print("nvmlInit_v2=%d" % nv.nvmlInit_v2())
+PY
+cat >"$W/rt11.py" <<'PY'
+import ctypes, sys
+rt = ctypes.CDLL("libcudart.so.11.0")
+v = ctypes.c_int(0)
+print("cudaRuntimeGetVersion=%d version=%d" % (rt.cudaRuntimeGetVersion(ctypes.byref(v)), v.value))
+n = ctypes.c_int(0)
+r = rt.cudaGetDeviceCount(ctypes.byref(n))
+print("cudaGetDeviceCount=%d count=%d" % (r, n.value))
+sys.exit(1 if r else 0)
+PY
+chmod 644 "$W"/*.py
+
+case $case_ in
+no_module_root)
+	no_module_here
+	[ "$(id -u)" = 0 ] || { echo "SKIP: not root (the root case makes libcuda create /dev/nvidiactl)"; exit 77; }
+	run_cutrace LD_LIBRARY_PATH="$NV" -- "$(dirname "$cutrace")/cutrace-probe"
+	all=$(verdict layer summary fix hint step.text final.code | tr '\n' ' ')
+	[ "$(verdict layer)" = kernel-handshake ] || bad "layer $(verdict layer), want kernel-handshake: $all"
+	expect "the NVIDIA kernel module is not loaded" "$all"
+	expect "no /proc/driver/nvidia/version" "$all"
+	expect "major 195 absent from /proc/devices" "$all"
+	expect "ENXIO" "$all"
+	expect "modprobe nvidia" "$all"
+	expect "dkms" "$all"
+	expect "Secure Boot" "$all"
+	expect "uname -r = $(uname -r)" "$all"
+	refuse "check the node" "$all"
+	[ "$(verdict final.code)" = 100 ] || bad "final code $(verdict final.code), want cuInit's 100"
+	;;
+no_module_user)
+	no_module_here
+	command -v setpriv >/dev/null || { echo "SKIP: no setpriv to run as an unprivileged user"; exit 77; }
+	[ "$(id -u)" = 0 ] || { echo "SKIP: not root (needed to switch to the nobody user)"; exit 77; }
+	mkdir -p "$W/traces" && chown nobody "$W/traces"
+	# the libraries must be readable by nobody: a copy under $W
+	mkdir -p "$W/nv" && cp -a "$NV"/. "$W/nv/" && chmod -R a+rX "$W/nv"
+	setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
+		env HOME="$W" LD_LIBRARY_PATH="$W/nv" "$cutrace" run --color=never -o "$W/traces" -- \
+		"$(dirname "$cutrace")/cutrace-probe" >"$W/out" 2>"$W/err"
+	all=$(verdict layer summary fix hint step.text final.code | tr '\n' ' ')
+	[ "$(verdict layer)" = kernel-handshake ] || bad "layer $(verdict layer), want kernel-handshake: $all"
+	expect "the NVIDIA kernel module is not loaded" "$all"
+	expect "modprobe nvidia" "$all"
+	expect "CUDA_VISIBLE_DEVICES is not the cause" "$all"
+	refuse "check NVIDIA_VISIBLE_DEVICES / CUDA_VISIBLE_DEVICES" "$all"
+	[ "$(verdict final.code)" = 100 ] || bad "final code $(verdict final.code), want cuInit's 100"
+	;;
+nvml_alone)
+	no_module_here
+	run_cutrace LD_LIBRARY_PATH="$NV" -- python3 "$W/nvml.py"
+	grep -q 'nvmlInit_v2=9' "$W/out" || bad "nvmlInit_v2 did not return 9: $(cat "$W/out" "$W/err")"
+	all=$(verdict layer summary fix final.code | tr '\n' ' ')
+	[ "$(verdict layer)" = kernel-handshake ] || bad "layer $(verdict layer), want kernel-handshake: $all"
+	expect "the NVIDIA kernel module is not loaded" "$all"
+	expect "NVML_ERROR_DRIVER_NOT_LOADED" "$all"
+	[ "$(verdict final.code)" = 9 ] || bad "final code $(verdict final.code), want NVML's 9"
+	;;
+cudart11_rig)
+	run_cutrace LD_LIBRARY_PATH="$fakecuda:$REAL_CUDART_DIR" LD_PRELOAD="$fakenv" -- python3 "$W/rt11.py"
+	grep -q 'cudaGetDeviceCount=' "$W/out" || bad "the cudart 11.8 program did not run: $(cat "$W/out" "$W/err")"
+	all=$(verdict ok layer summary fix contract.runtime_version | tr '\n' ' ')
+	if grep -q 'cudaGetDeviceCount=0' "$W/out"; then
+		[ "$(verdict ok)" = True ] || bad "cudaGetDeviceCount succeeded but the verdict is not OK: $all"
+	else
+		# the fake libcuda lacks most of the entry points cudart 11.8 looks up
+		[ "$(verdict layer)" = loader ] || bad "layer $(verdict layer), want loader: $all"
+		expect "does not provide driver entry points" "$all"
+		expect "cudaErrorSymbolNotFound" "$all"
+	fi
+	[ "$(verdict contract.runtime_version)" = 11080 ] || bad "runtime version $(verdict contract.runtime_version), want 11080"
+	;;
+cudart11_stub)
+	stub=
+	for s in "${CUDA_HOME:-/usr/local/cuda}"/lib64/stubs/libcuda.so /usr/local/cuda/targets/x86_64-linux/lib/stubs/libcuda.so; do
+		[ -f "$s" ] && { stub=$s; break; }
+	done
+	[ -n "$stub" ] || { echo "SKIP: no CUDA toolkit stub libcuda.so (set CUDA_HOME)"; exit 77; }
+	mkdir -p "$W/stub" && ln -s "$stub" "$W/stub/libcuda.so.1"
+	run_cutrace LD_LIBRARY_PATH="$W/stub:$REAL_CUDART_DIR" -- python3 "$W/rt11.py"
+	grep -q 'cudaGetDeviceCount=34' "$W/out" || bad "cudaGetDeviceCount did not return 34: $(cat "$W/out")"
+	all=$(verdict layer summary fix final.code | tr '\n' ' ')
+	[ "$(verdict layer)" = loader ] || bad "layer $(verdict layer), want loader: $all"
+	expect "stub libcuda" "$all"
+	expect "stubs directory" "$all"
+	;;
+*)
+	echo "verdicts.sh: unknown case $case_" >&2
+	exit 2
+	;;
+esac
+[ $fail -eq 0 ] && echo "ok: $case_ (libcuda $REAL_VERSION): $(line)"
+[ $fail -eq 0 ] || { echo "--- stdout"; cat "$W/out"; echo "--- stderr"; head -30 "$W/err"; }
+exit $fail
