@@ -13,6 +13,7 @@
 #include "shim.h"
 #include "clock.h"
 #include "parse.h"
+#include "redact.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -527,11 +528,11 @@ static bool env_allowed(const char *e)
 	if (!eq)
 		return false;
 	n = (size_t)(eq - e);
-	/* belt and braces: nothing that looks like a credential, whatever its prefix */
-	for (const char *w = e; w < eq; w++)
-		if (!strncmp(w, "TOKEN", 5) || !strncmp(w, "SECRET", 6) ||
-		    !strncmp(w, "PASSW", 5) || !strncmp(w, "KEY", 3) || !strncmp(w, "CREDENTIAL", 10))
-			return false;
+	/* belt and braces: nothing that looks like a credential, whatever its
+	 * prefix or case (common/redact.c: TOKEN, SECRET, PASS, PWD, KEY, AUTH,
+	 * CRED, PRIVATE) */
+	if (ct_secret_name(e, n))
+		return false;
 	for (int i = 0; exact[i]; i++)
 		if (strlen(exact[i]) == n && !strncmp(e, exact[i], n))
 			return true;
@@ -561,6 +562,10 @@ static void read_driver_version(const char *text)
 	}
 }
 
+/* the command line or a variable, redacted: static, the context is
+ * filled once per process, by the thread that creates the file */
+static char redacted[4096 + 512];
+
 static void fill_context(struct cutrace_header *h)
 {
 	struct ctxw c;
@@ -589,7 +594,10 @@ static void fill_context(struct cutrace_header *h)
 			if (fd >= 0)
 				ct_sys_close(fd);
 		}
-		ctx_put(&c, CT_CTX_CMDLINE, buf, (size_t)n);
+		/* secret-looking values redacted (common/redact.c); the length
+		 * recorded stays the real one */
+		n = (ssize_t)ct_redact_argv(buf, (size_t)n, redacted, sizeof redacted);
+		ctx_put(&c, CT_CTX_CMDLINE, redacted, (size_t)n);
 		ctx_put(&c, CT_CTX_CMDLINE_LEN, &full, sizeof full);
 	}
 	if (uname(&u) == 0) {
@@ -623,8 +631,10 @@ static void fill_context(struct cutrace_header *h)
 		}
 	}
 	for (char **e = environ; e && *e; e++)
-		if (env_allowed(*e))
-			ctx_str(&c, CT_CTX_ENV, *e, 2048);
+		if (env_allowed(*e)) {
+			size_t k = ct_redact_str(*e, strnlen(*e, 2048), redacted, sizeof redacted);
+			ctx_put(&c, CT_CTX_ENV, redacted, k);
+		}
 	if (ct_inject_spec())
 		ctx_str(&c, CT_CTX_INJECT, ct_inject_spec(), 2048);
 	h->ctx_len = (uint64_t)(c.p - c.base);

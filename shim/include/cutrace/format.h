@@ -242,7 +242,8 @@ enum {
 /* process context fields (in the ctx area) */
 enum {
 	CT_CTX_EXE = 1,        /* str: /proc/self/exe */
-	CT_CTX_CMDLINE,        /* bytes: /proc/self/cmdline, NUL separated, bounded */
+	CT_CTX_CMDLINE,        /* bytes: /proc/self/cmdline, NUL separated, bounded,
+				* secrets redacted (common/redact.h) */
 	CT_CTX_HOST,           /* str: uname nodename */
 	CT_CTX_KERNEL,         /* str: uname release */
 	CT_CTX_NV_VERSION,     /* str: /proc/driver/nvidia/version */
