@@ -47,3 +47,8 @@ add_executable(test_doctor_rt ${CT_DOCTOR_DIR}/test_doctor_rt.c)
 target_link_libraries(test_doctor_rt PRIVATE cutrace_core PkgConfig::CHECK)
 target_include_directories(test_doctor_rt PRIVATE ${CT_DOCTOR_DIR})
 add_test(NAME unit_doctor_runtime COMMAND test_doctor_rt)
+
+# doctor --check's line and status, doctor --format=prometheus (health.c)
+add_executable(test_health ${CT_DOCTOR_DIR}/test_health.c)
+target_link_libraries(test_health PRIVATE cutrace_core PkgConfig::CHECK)
+add_test(NAME unit_doctor_health COMMAND test_health)

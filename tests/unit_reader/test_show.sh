@@ -190,6 +190,15 @@ head -4 "$work/out" >"$work/head"
 has "$work/head" "64 processes traced: 47 healthy, 17 failed"
 has "$work/head" "  ranks 0-63 on 8 hosts node[01-08]"
 has "$work/head" "    17 processes: ranks 8-23,40 on 3 hosts node[02-03,06], pids 100008-100023,100040"
+# the same job as Prometheus metrics
+expect 1 "$cutrace" show --format=prometheus "$work/job"
+has "$work/out" '# TYPE cutrace_job_processes gauge'
+has "$work/out" 'cutrace_job_processes{state="healthy"} 47'
+has "$work/out" 'cutrace_job_processes{state="failed"} 17'
+has "$work/out" 'cutrace_job_failed_processes{layer="resource-manager"} 17'
+has "$work/out" 'cutrace_job_failed_processes{layer="uvm"} 0'
+has "$work/out" 'cutrace_job_hosts 8'
+has "$work/out" 'injected="0",ranks="8-23,40",hosts="node[02-03,06]"} 17'
 # a small group is still listed process by process
 "$mksynth" --job "$work/job2" 6 3 5 || fail "mksynth --job"
 expect 1 "$cutrace" show --no-time "$work/job2"

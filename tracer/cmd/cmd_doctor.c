@@ -5,57 +5,92 @@
  * Exit 0 healthy, 1 a problem found, 2 usage or internal error.
  */
 #include "cmd.h"
+#include "fmt.h"
+#include "health.h"
 #include "machine.h"
+#include "parse.h"
 #include "run.h"
 
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "parse.h"
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: cutrace doctor [--json] [--no-probe] [--timeout DURATION] [--color=auto|always|never]\n\n"
-		"Checks this machine for what CUDA initialization needs, bottom-up:\n"
-		"  device nodes      /dev/nvidiactl, /dev/nvidiaN, /dev/nvidia-uvm(-tools), caps:\n"
-		"                    presence, numbers against /proc/devices, owner/mode, a real open\n"
-		"  kernel module     /proc/driver/nvidia/version vs /sys/module/nvidia/version,\n"
-		"                    nvidia_uvm, attached GPUs, module parameters\n"
-		"  libraries         which libcuda.so.1 / libnvidia-ml.so.1 the loader would pick\n"
-		"                    (LD_LIBRARY_PATH, ld.so.cache, system dirs) with ELF facts;\n"
-		"                    stub and cuda-compat copies; every libcudart found\n"
-		"  container         container markers, device cgroup, NVIDIA_* variables,\n"
-		"                    CDI specs (/etc/cdi, /var/run/cdi) against the module,\n"
-		"                    ld.so.conf.d 00-compat-*/00-nvcr-* drop-ins, musl\n"
-		"  environment       CUDA_VISIBLE_DEVICES, LD_LIBRARY_PATH, ... sanity\n"
-		"  contract          driver CUDA version vs each runtime (backward, minor, forward\n"
-		"                    compatibility or cudaErrorInsufficientDriver)\n"
-		"then runs `cutrace probe` (dlopen + cuInit under the shim) and prints a verdict.\n\n"
-		"options:\n"
-		"  --json            one JSON document on stdout\n"
-		"  --no-probe        only the static checks\n"
-		"  --timeout DURATION  how long the probe may take (default 60s; 0: no limit): a\n"
-		"                    probe that did not finish is a problem, with the call it was in\n"
-		"  --color=WHEN      auto (default: on a terminal, unless NO_COLOR), always, never\n"
-		"  -h, --help        this help\n\n"
-		"exit status: 0 healthy, 1 a problem was found, 2 usage or internal error\n");
+	fprintf(f, "usage: cutrace doctor [--check] [--format=text|json|prometheus] [--timeout DURATION]\n"
+		   "                      [--no-probe] [--color=auto|always|never]\n\n"
+		   "Checks this machine for what CUDA initialization needs, bottom-up:\n"
+		   "  device nodes      /dev/nvidiactl, /dev/nvidiaN, /dev/nvidia-uvm(-tools), caps:\n"
+		   "                    presence, numbers against /proc/devices, owner/mode, a real open\n"
+		   "  kernel module     /proc/driver/nvidia/version vs /sys/module/nvidia/version,\n"
+		   "                    nvidia_uvm, attached GPUs, module parameters\n"
+		   "  libraries         which libcuda.so.1 / libnvidia-ml.so.1 the loader would pick\n"
+		   "                    (LD_LIBRARY_PATH, ld.so.cache, system dirs) with ELF facts;\n"
+		   "                    stub and cuda-compat copies; every libcudart found\n"
+		   "  container         container markers, device cgroup, NVIDIA_* variables,\n"
+		   "                    CDI specs (/etc/cdi, /var/run/cdi) against the module,\n"
+		   "                    ld.so.conf.d 00-compat-*/00-nvcr-* drop-ins, musl\n"
+		   "  environment       CUDA_VISIBLE_DEVICES, LD_LIBRARY_PATH, ... sanity\n"
+		   "  contract          driver CUDA version vs each runtime (backward, minor, forward\n"
+		   "                    compatibility or cudaErrorInsufficientDriver)\n"
+		   "then runs `cutrace probe` (dlopen + cuInit under the shim) and prints a verdict.\n\n"
+		   "options:\n"
+		   "  --check           health check: one line on stdout, 'OK ...', 'PROBLEM [layer]\n"
+		   "                    summary; fix: ...' or 'UNKNOWN could not check: ...', and exit\n"
+		   "                    0 healthy, 1 a problem, 2 could not check (node-problem-detector\n"
+		   "                    custom plugins, Slurm's HealthCheckProgram); a healthy check\n"
+		   "                    leaves no trace behind\n"
+		   "  --format=FORMAT   text (default), json (one JSON document on stdout) or\n"
+		   "                    prometheus (metrics in the text exposition format, for\n"
+		   "                    node-exporter's textfile collector; exit status as --check)\n"
+		   "  --json            the same as --format=json\n"
+		   "  --timeout DURATION  how long the probe may take (default 60s; 0: no limit): a\n"
+		   "                    probe that did not finish is a problem, with the call it was in;\n"
+		   "                    with --check and prometheus: answer within DURATION (default\n"
+		   "                    20s; the probe gets 3/4 of what the machine checks leave)\n"
+		   "  --no-probe        only the static checks\n"
+		   "  --color=WHEN      auto (default: on a terminal, unless NO_COLOR), always, never\n"
+		   "  -h, --help        this help\n\n"
+		   "exit status: 0 healthy, 1 a problem was found, 2 usage or internal error (with\n"
+		   "--check or prometheus: could not check)\n");
 }
 
 struct doctor_args {
 	bool json;
 	bool no_probe;
+	bool check;
+	bool prometheus;
 	uint64_t timeout_ns;
 	const char *timeout_arg;
+	uint64_t deadline_ns; /* monotonic: when the check must have answered */
 };
+
+#define CHECK_TIMEOUT_DEFAULT "20s"
 
 static int parse_args(int argc, char **argv, struct doctor_args *a)
 {
 	for (int i = 1; i < argc; i++) {
 		const char *s = argv[i];
 
-		if (!strcmp(s, "--json")) {
+		if (!strcmp(s, "--json") || !strcmp(s, "--format=json")) {
 			a->json = true;
+			a->prometheus = false;
+		} else if (!strcmp(s, "--format=text")) {
+			a->json = a->prometheus = false;
+		} else if (!strcmp(s, "--format=prometheus")) {
+			a->prometheus = true;
+			a->json = false;
+		} else if (!strncmp(s, "--format", 8)) {
+			ct_err("doctor: --format takes text, json or prometheus, not '%s' (try 'cutrace doctor --help')",
+			       s[8] == '=' ? s + 9 : "");
+			return -1;
+		} else if (!strcmp(s, "--check")) {
+			a->check = true;
 		} else if (!strcmp(s, "--no-probe")) {
 			a->no_probe = true;
 		} else if (!strcmp(s, "--timeout") || !strncmp(s, "--timeout=", 10)) {
@@ -179,15 +214,167 @@ static int doctor_text(const struct ct_machine_report *r, bool no_probe, const s
 	return rc;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* the work of --check and --format=prometheus, in the child: checks, probe,
+ * the line or the metrics into fd; exits with the check's status */
+static void check_child(const struct doctor_args *a, int fd)
+{
+	struct ct_machine_opts o = { 0 };
+	struct ct_machine_report *r = calloc(1, sizeof *r);
+	struct ct_probe_result *pr = calloc(1, sizeof *pr);
+	struct ct_health_probe hp = { .status = -2, .devices = -1 };
+	char line[1024];
+	FILE *f = fdopen(fd, "w");
+	int rc;
+
+	if (!r || !pr || !f)
+		_exit(CT_HEALTH_UNKNOWN);
+	ct_machine_check(r, &o);
+	/* the probe gets 3/4 of what is left: a hang in cuInit is killed in
+	 * time to become a verdict */
+	uint64_t now = mono_ns(), left = a->deadline_ns > now ? a->deadline_ns - now : 0;
+	if (!a->no_probe && left / 4 * 3 < 100000000ull) {
+		hp.status = -1;
+		hp.why = "the machine checks left no time for the probe (--timeout)";
+	} else if (!a->no_probe) {
+		ct_probe_quiet(pr, left / 4 * 3);
+		hp.status = pr->status;
+		hp.why = pr->why;
+		hp.v = pr->status >= 0 ? &pr->v : NULL;
+		hp.have_init = pr->have_init;
+		hp.init_ns = pr->init_ns;
+		hp.init_code = pr->init_code;
+		hp.devices = pr->devices;
+	}
+	rc = ct_health_line(r, &hp, line, sizeof line);
+	if (rc == CT_HEALTH_OK && !a->no_probe)
+		ct_probe_discard(pr);
+	else if (!a->no_probe && pr->dir[0] && pr->status >= 0 && !a->prometheus)
+		ct_appendf(line, sizeof line, " (trace: %s)", pr->dir);
+	if (a->prometheus)
+		ct_health_prometheus(f, r, &hp, rc, line);
+	else
+		fprintf(f, "%s\n", line);
+	if (fclose(f) != 0)
+		_exit(CT_HEALTH_UNKNOWN);
+	_exit(rc);
+}
+
+/*
+ * --check and --format=prometheus: the checks run in a child, bounded by
+ * --timeout; only a complete answer is printed.  A child that does not
+ * finish in time (a device node or file system not answering) is killed
+ * with its process group and the answer is UNKNOWN.
+ */
+static int doctor_check(struct doctor_args *a)
+{
+	int pfd[2], status = 0, rc = CT_HEALTH_UNKNOWN;
+	char *out = NULL;
+	size_t len = 0, cap = 0;
+	uint64_t deadline;
+	pid_t pid;
+	bool done = false;
+
+	if (!a->timeout_arg) {
+		ct_parse_duration(CHECK_TIMEOUT_DEFAULT, &a->timeout_ns);
+		a->timeout_arg = CHECK_TIMEOUT_DEFAULT;
+	}
+	/* --timeout 0: no limit */
+	deadline = a->deadline_ns = a->timeout_ns ? mono_ns() + a->timeout_ns : UINT64_MAX / 2;
+	fflush(NULL);
+	if (pipe(pfd) < 0 || (pid = fork()) < 0) {
+		printf("UNKNOWN could not check: %s\n", strerror(errno));
+		return CT_HEALTH_UNKNOWN;
+	}
+	if (pid == 0) {
+		setpgid(0, 0);
+		close(pfd[0]);
+		check_child(a, pfd[1]);
+	}
+	setpgid(pid, pid);
+	close(pfd[1]);
+	for (;;) {
+		uint64_t now = mono_ns();
+		struct pollfd p = { .fd = pfd[0], .events = POLLIN };
+		if (now >= deadline)
+			break;
+		int left = (int)((deadline - now) / 1000000) + 1;
+		int k = poll(&p, 1, left);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			continue;
+		if (len + 4096 > cap) {
+			char *n = realloc(out, cap = cap ? cap * 2 : 65536);
+			if (!n)
+				break;
+			out = n;
+		}
+		ssize_t got = read(pfd[0], out + len, cap - len - 1);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			done = true;
+			break;
+		}
+		len += (size_t)got;
+	}
+	close(pfd[0]);
+	if (done) {
+		/* the child closed its end: it is exiting */
+		if (waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) <= 1)
+			rc = WEXITSTATUS(status);
+		else
+			done = false;
+	}
+	if (!done) {
+		kill(-pid, SIGKILL);
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, WNOHANG);
+		char line[512];
+		snprintf(line, sizeof line,
+			 "UNKNOWN could not check: no answer within %s (a device node, the driver "
+			 "or a file system not answering?)",
+			 a->timeout_arg ? a->timeout_arg : "the timeout");
+		if (a->prometheus)
+			ct_health_prometheus(stdout, NULL,
+					     &(struct ct_health_probe){ .status = -1, .devices = -1 },
+					     CT_HEALTH_UNKNOWN, line);
+		else
+			printf("%s\n", line);
+		free(out);
+		return CT_HEALTH_UNKNOWN;
+	}
+	fwrite(out, 1, len, stdout);
+	free(out);
+	return rc;
+}
+
 int cmd_doctor(int argc, char **argv)
 {
-	struct doctor_args a = { false, false, CT_PROBE_TIMEOUT_NS, CT_PROBE_TIMEOUT };
+	struct doctor_args a = { 0 };
 	struct ct_machine_opts o = { 0 };
 	struct ct_machine_report *r;
 	int rc = parse_args(argc, argv, &a);
 
 	if (rc)
 		return rc < 0 ? CT_EXIT_USAGE : CT_EXIT_OK;
+	if (!a.timeout_arg && !a.check && !a.prometheus) {
+		a.timeout_ns = CT_PROBE_TIMEOUT_NS;
+		a.timeout_arg = CT_PROBE_TIMEOUT;
+	}
+	if (a.check || a.prometheus) {
+		rc = doctor_check(&a);
+		if (fflush(stdout) != 0)
+			return CT_HEALTH_UNKNOWN;
+		return rc;
+	}
 	r = calloc(1, sizeof *r);
 	if (!r) {
 		ct_err("doctor: out of memory");

@@ -21,7 +21,9 @@ static void usage(FILE *f)
 		"hosts, ranks and pids.\n"
 		"\n"
 		"options:\n"
-		"  --format=text|json|chrome  output format (default text)\n"
+		"  --format=text|json|chrome|prometheus  output format (default text; prometheus:\n"
+		"                             the job's summary as metrics for node-exporter's\n"
+		"                             textfile collector)\n"
 		"  --json                     the same as --format=json\n"
 		"  -o, --output=FILE          write to FILE instead of standard output\n"
 		"  --no-time                  leave out timestamps and durations (stable output)\n"
@@ -91,7 +93,7 @@ int cmd_show(int argc, char **argv)
 			if (!*v)
 				goto bad_usage;
 			if (!(o.ops = ct_show_format(v))) {
-				ct_err("show: unknown format '%s' (text, json or chrome)", v);
+				ct_err("show: unknown format '%s' (text, json, chrome or prometheus)", v);
 				free(args);
 				return CT_EXIT_USAGE;
 			}

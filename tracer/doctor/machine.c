@@ -146,6 +146,7 @@ static void read_gpus(struct ct_mctx *c)
 		if (ct_m_read(c, logical, buf, sizeof buf) > 0) {
 			info_field(buf, "Model", k->gpus[i].model, sizeof k->gpus[i].model);
 			info_field(buf, "GPU UUID", k->gpus[i].uuid, sizeof k->gpus[i].uuid);
+			info_field(buf, "Device Minor", k->gpus[i].minor, sizeof k->gpus[i].minor);
 		}
 		free(names[i]);
 	}

@@ -88,7 +88,13 @@ struct ct_kmod {
 	bool proc_devices_read;
 	int major_nvidia, major_nvidiactl, major_uvm, major_caps; /* /proc/devices, -1 absent */
 	int gpu_count;                /* /proc/driver/nvidia/gpus entries, -1 unknown */
-	struct { char bus[32]; char model[96]; char uuid[64]; } gpus[CT_MAX_GPUS];
+	/* sorted by bus id, the order of nvidia-smi's and dcgm-exporter's indexes */
+	struct {
+		char bus[32];
+		char model[96];
+		char uuid[64];
+		char minor[8];
+	} gpus[CT_MAX_GPUS];
 	int n_params;
 	struct { char name[48]; char value[48]; } params[CT_MAX_PARAMS];
 };

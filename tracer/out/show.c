@@ -227,6 +227,7 @@ static const struct {
 	{ "text", &ct_show_text_ops },
 	{ "json", &ct_show_json_ops },
 	{ "chrome", &ct_show_chrome_ops },
+	{ "prometheus", &ct_show_prom_ops },
 };
 
 const struct ct_show_ops *ct_show_format(const char *name)

@@ -57,6 +57,7 @@ struct ct_show_ops {
 extern const struct ct_show_ops ct_show_text_ops;
 extern const struct ct_show_ops ct_show_json_ops;
 extern const struct ct_show_ops ct_show_chrome_ops;
+extern const struct ct_show_ops ct_show_prom_ops;
 
 struct ct_show_summary {
 	int files;               /* trace files named or found */
@@ -77,7 +78,7 @@ struct ct_show_opts {
 	bool no_time;                    /* --no-time */
 	const char *out_path;            /* -o FILE, NULL: standard output */
 };
-/* the format called name ("text", "json", "chrome"), NULL when there is none */
+/* the format called name ("text", "json", "chrome", "prometheus"), NULL when there is none */
 const struct ct_show_ops *ct_show_format(const char *name);
 /* show every trace of the files and directories in args (directories
  * searched recursively; with more than one trace, the text output starts

@@ -3,6 +3,7 @@
  * device enumeration) under the shim: where it is installed, and doctor's
  * last step, which runs it and reports its verdict.
  */
+#define _GNU_SOURCE /* nftw */
 #include "tracer.h"
 #include "run.h"
 #include "diag.h"
@@ -11,10 +12,12 @@
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
+#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* the probe next to cutrace (or in ../libexec/cutrace); "" for the one the
@@ -127,4 +130,106 @@ int ct_doctor_run_probe(struct ct_json *j, FILE *text, uint64_t timeout_ns, cons
 		fprintf(text, "  the probe left no trace (%s): libcutrace.so could not trace it\n", o.dir);
 	}
 	return rc;
+}
+
+/* ---- the probe for health checks and metrics ---------------------------------- */
+
+struct probe_scan {
+	struct ct_probe_result *pr;
+};
+
+static int scan_event(const struct ct_event *ev, void *user)
+{
+	struct ct_probe_result *pr = ((struct probe_scan *)user)->pr;
+	struct ct_fieldv f;
+
+	if (ev->type != CT_REC_ENTER || !ev->has_exit)
+		return 0;
+	if (ev->call == CT_CALL_cuInit && !pr->have_init) {
+		pr->have_init = true;
+		pr->init_ns = ev->dur_ns;
+		pr->init_code = (int)ev->ret;
+	} else if (ev->call == CT_CALL_cuDeviceGetCount && ev->ret == 0 && pr->devices < 0 &&
+		   ct_ev_field(ev, CT_FLD_OUT, &f) && f.len == 8) {
+		int64_t n;
+		memcpy(&n, f.data, 8);
+		pr->devices = n >= 0 && n < 1 << 20 ? (int)n : -1;
+	}
+	return 0;
+}
+
+int ct_probe_quiet(struct ct_probe_result *pr, uint64_t timeout_ns)
+{
+	struct ct_run_opts o;
+	char probe[PATH_MAX], err[512], **paths = NULL;
+	char *pargv[] = { probe, NULL };
+	char *av[] = { "probe", NULL };
+	char chosen[PATH_MAX] = "";
+	int ci, status = 0, n;
+	bool have = false;
+
+	memset(pr, 0, sizeof *pr);
+	pr->status = -1;
+	pr->devices = -1;
+	if (ct_find_probe(probe, sizeof probe) < 0 || ct_run_parse(1, av, &o, &ci, false) < 0 ||
+	    ct_run_setup(&o) < 0 || ct_probe_path(probe, sizeof probe, o.dir) < 0) {
+		snprintf(pr->why, sizeof pr->why, "cutrace-probe or libcutrace.so not found");
+		return -1;
+	}
+	snprintf(pr->dir, sizeof pr->dir, "%s", o.dir);
+	o.mute_child = true;
+	o.timeout_ns = timeout_ns;
+	char limit[32];
+	snprintf(limit, sizeof limit, "%.1fs", (double)timeout_ns / 1e9);
+	o.timeout_arg = limit;
+	if (ct_spawn_traced(&o, pargv, &status) < 0) {
+		snprintf(pr->why, sizeof pr->why, "the probe could not be started");
+		return -1;
+	}
+	n = ct_list_traces(o.dir, &paths, err, sizeof err);
+	struct ct_proc_end *ends = n > 0 ? calloc((size_t)n, sizeof *ends) : NULL;
+	if (ends)
+		ct_run_proc_ends(o.dir, paths, n, ends);
+	for (int i = 0; i < n; i++) {
+		struct ct_verdict x;
+		if (ct_diagnose_file_end(paths[i], ends ? &ends[i] : NULL, &x, err, sizeof err) < 0)
+			continue;
+		if (!have || (!x.ok && pr->v.ok)) {
+			pr->v = x;
+			snprintf(chosen, sizeof chosen, "%s", paths[i]);
+			have = true;
+		}
+	}
+	free(ends);
+	if (n > 0)
+		ct_free_paths(paths, n);
+	if (!have) {
+		snprintf(pr->why, sizeof pr->why, "the probe %s left no trace in %s (exit status %d)",
+			 ct_spawn_last()->timed_out ? "did not finish in time and" : "", o.dir, status);
+		return -1;
+	}
+	struct ct_trace *t;
+	if (ct_trace_open(chosen, &t, err, sizeof err) == 0) {
+		struct probe_scan sc = { pr };
+		ct_trace_events(t, scan_event, &sc);
+		ct_trace_close(t);
+	}
+	pr->status = pr->v.ok && !ct_spawn_last()->timed_out ? 0 : 1;
+	return pr->status;
+}
+
+static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return flag == FTW_DP ? rmdir(p) : unlink(p);
+}
+
+void ct_probe_discard(const struct ct_probe_result *pr)
+{
+	/* only a run-... directory this cutrace made (never a user's -o) */
+	const char *b = strrchr(pr->dir, '/');
+
+	if (pr->dir[0] == '/' && b && !strncmp(b + 1, "run-", 4))
+		nftw(pr->dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
 }

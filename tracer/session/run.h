@@ -81,6 +81,26 @@ int ct_run_report(const struct ct_run_opts *o, FILE *out);
 /* --scenario NAME: append the scenario's rules to o->inject; -1 unknown */
 int ct_scenario_rules(const char *name, struct ct_run_opts *o);
 
+#include "diag.h"
+
+/* The bare probe run quietly for `doctor --check` and `--format=prometheus`:
+ * its verdict and what it measured. */
+struct ct_probe_result {
+	int status;          /* 0 CUDA initialized, 1 it failed, -1 could not run or no trace */
+	char why[256];       /* status -1: why */
+	struct ct_verdict v; /* status 0/1 */
+	bool have_init;      /* cuInit returned: init_ns is its duration */
+	uint64_t init_ns;
+	int init_code;  /* what cuInit returned */
+	int devices;    /* cuDeviceGetCount, -1 unknown */
+	char dir[4096]; /* the trace directory */
+};
+/* Run the probe under the shim (timeout_ns: its tree is killed after that
+ * long, a hang becomes a verdict; 0 no limit).  Fills *pr; returns status. */
+int ct_probe_quiet(struct ct_probe_result *pr, uint64_t timeout_ns);
+/* remove the probe's trace directory (a healthy check leaves nothing) */
+void ct_probe_discard(const struct ct_probe_result *pr);
+
 struct ct_verdict;
 /* Rules (and environment, and the scenario when the recording named one)
  * that recreate v's root failure, recorded in the trace at path.  Returns
