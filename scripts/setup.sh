@@ -29,6 +29,29 @@ if [ ${#missing[@]} -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# optional: the engines of the cluster tests (ctest -L cluster): a real
+# Prometheus with node-exporter's textfile collector, a single-node Slurm
+# (slurmctld, slurmd, munge) and Slurm's spank.h (libslurm-dev) for the
+# SPANK plugin.  Not installable (no network, another distribution): one
+# line, and those tests skip.  CUTRACE_NO_OPTIONAL=1 leaves them out.
+optional=(prometheus prometheus-node-exporter slurmctld slurmd slurm-client munge libslurm-dev)
+if [ "${CUTRACE_NO_OPTIONAL:-0}" != 1 ]; then
+	omissing=()
+	for p in "${optional[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || omissing+=("$p")
+	done
+	if [ ${#omissing[@]} -gt 0 ]; then
+		sudo=""
+		[ "$(id -u)" -eq 0 ] || sudo="sudo"
+		if { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
+			--no-install-recommends "${omissing[@]}"; } >/dev/null 2>&1; then
+			echo "setup: installed (optional, cluster tests) ${omissing[*]}"
+		else
+			echo "setup: optional ${omissing[*]} not installed (no network or no such package): the cluster tests will skip"
+		fi
+	fi
+fi
+
 # --- the CUDA Toolkit headers -------------------------------------------------
 find_cuda_include() {
 	local c
