@@ -252,7 +252,7 @@ static struct hook *identify(const char *api, void *p, int cuda_version)
 		for (int i = 0; i < H__COUNT; i++) {
 			if (!hooks[i].api || strcmp(hooks[i].api, api))
 				continue;
-			if (ct_real.dlsym(lm, hooks[i].name) == p) {
+			if (ct_dl.dlsym(lm, hooks[i].name) == p) {
 				ct_dl_unpark();
 				return &hooks[i];
 			}

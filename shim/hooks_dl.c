@@ -122,15 +122,15 @@ void ct_dl_park(void) CT_HIDDEN;
 void ct_dl_unpark(void) CT_HIDDEN;
 static void internal_begin(void)
 {
-	if (ct_real.dlerror)
-		keep_error(ct_real.dlerror());
+	if (ct_dl.dlerror)
+		keep_error(ct_dl.dlerror());
 }
 
 /* After them: drop whatever error our calls left behind. */
 static void internal_end(void)
 {
-	if (ct_real.dlerror)
-		(void)ct_real.dlerror();
+	if (ct_dl.dlerror)
+		(void)ct_dl.dlerror();
 }
 
 void ct_dl_park(void) { internal_begin(); }
@@ -206,12 +206,11 @@ static Dl_serinfo *serinfo(void *handle, void *buf)
 	Dl_serinfo sz;
 	Dl_serinfo *si = buf;
 
-	if (!ct_real.dlinfo || ct_real.dlinfo(handle, RTLD_DI_SERINFOSIZE, &sz) != 0 ||
-	    sz.dls_size > SERINFO_MAX)
+	if (!ct_dl.dlinfo || ct_dl.dlinfo(handle, RTLD_DI_SERINFOSIZE, &sz) != 0 || sz.dls_size > SERINFO_MAX)
 		return NULL;
 	si->dls_size = sz.dls_size;
 	si->dls_cnt = sz.dls_cnt;
-	if (ct_real.dlinfo(handle, RTLD_DI_SERINFO, si) != 0)
+	if (ct_dl.dlinfo(handle, RTLD_DI_SERINFO, si) != 0)
 		return NULL;
 	return si;
 }
@@ -268,9 +267,9 @@ static void plan_dlopen(struct dlplan *pl, const char *file, const void *caller)
 		pl->passthrough = true;
 		return;
 	}
-	if (!pl->mopen && ct_real.dlinfo) {
+	if (!pl->mopen && ct_dl.dlinfo) {
 		Lmid_t id = LM_ID_BASE;
-		if (ct_real.dlinfo(lm, RTLD_DI_LMID, &id) == 0 && id != LM_ID_BASE) {
+		if (ct_dl.dlinfo(lm, RTLD_DI_LMID, &id) == 0 && id != LM_ID_BASE) {
 			pl->mopen = true;
 			pl->lmid = id;
 		}
@@ -278,10 +277,10 @@ static void plan_dlopen(struct dlplan *pl, const char *file, const void *caller)
 	if (strchr(file, '/'))
 		return; /* a path: the same for every caller */
 	/* already loaded: dlopen matches it by name whoever asks */
-	h = pl->mopen ? ct_real.dlmopen(pl->lmid, file, RTLD_LAZY | RTLD_NOLOAD)
-		      : ct_real.dlopen(file, RTLD_LAZY | RTLD_NOLOAD);
+	h = pl->mopen ? ct_dl.dlmopen(pl->lmid, file, RTLD_LAZY | RTLD_NOLOAD)
+		      : ct_dl.dlopen(file, RTLD_LAZY | RTLD_NOLOAD);
 	if (h) {
-		ct_real.dlclose(h);
+		ct_dl.dlclose(h);
 		return;
 	}
 	if (!(self = ct_link_map_of((const void *)plan_dlopen))) {
@@ -355,7 +354,7 @@ static void record_dlopen_exit(struct ct_w *w, unsigned call, uint64_t seq, void
 	uint32_t kind = CT_LIB_OTHER, psz;
 
 	real[0] = 0;
-	if (h && ct_real.dlinfo && ct_real.dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name &&
+	if (h && ct_dl.dlinfo && ct_dl.dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name &&
 	    lm->l_name[0]) {
 		have_real = object_path(lm->l_name, real, sizeof real, &st, &have_size);
 		if (!have_real) {
@@ -439,7 +438,7 @@ static void *dlopen_recorded(unsigned call, struct dlplan *pl, const char *file,
 		saved = errno;
 		if (!h) {
 			/* read the reason now (it is consumed) and keep it for the program */
-			keep_error(ct_real.dlerror());
+			keep_error(ct_dl.dlerror());
 			errtext = dlerr_pending ? dlerr_buf : NULL;
 		}
 	}
@@ -513,9 +512,11 @@ void *dlmopen(Lmid_t lmid, const char *file, int flags)
 }
 
 /* ---- dlsym / dlvsym ------------------------------------------------------------- */
+/* the shim's own look-ups: the loader's dlsym/dlvsym, never another
+ * interposer's (ct_dl, resolve.c) */
 static void *sym_in(void *h, const char *name, const char *ver)
 {
-	return ver ? ct_real.dlvsym(h, name, ver) : ct_real.dlsym(h, name);
+	return ver ? ct_dl.dlvsym(h, name, ver) : ct_dl.dlsym(h, name);
 }
 
 /* dladdr's file name for the object holding addr: its l_name, and for the
@@ -527,7 +528,7 @@ static bool file_of(const void *addr, const char **file)
 	Dl_info info;
 	void *lm = NULL;
 
-	if (!addr || !ct_real.dladdr1 || !ct_real.dladdr1(addr, &info, &lm, RTLD_DL_LINKMAP))
+	if (!addr || !ct_dl.dladdr1 || !ct_dl.dladdr1(addr, &info, &lm, RTLD_DL_LINKMAP))
 		return false;
 	*file = info.dli_fname;
 	return true;
@@ -558,7 +559,7 @@ static const char *blame_file(void *h, const void *caller)
 
 	if (h == RTLD_DEFAULT)
 		return file_of(caller, &f) ? f : main_file();
-	if (!ct_real.dlinfo || ct_real.dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0 || !lm)
+	if (!ct_dl.dlinfo || ct_dl.dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0 || !lm)
 		return NULL;
 	if (lm->l_name && lm->l_name[0])
 		return lm->l_name;
@@ -597,7 +598,7 @@ static void *in_caller_scope(const char *name, const char *ver, const void *call
 	if (p) /* the caller's scope holds the shim: the global one, searched already */
 		keep_undefined(file_of(caller, &f) ? f : NULL, name, ver);
 	else
-		keep_error(ct_real.dlerror());
+		keep_error(ct_dl.dlerror());
 	return NULL;
 }
 
@@ -620,9 +621,9 @@ static void pin_like_glibc(const void *p)
 		return; /* the main program is never unloaded */
 	/* RTLD_NOLOAD matches the loaded object by this exact name; RTLD_NODELETE
 	 * on an object already there promotes it (dlopen(3)) */
-	h = ct_real.dlopen(lm->l_name, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
+	h = ct_dl.dlopen(lm->l_name, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
 	if (h)
-		ct_real.dlclose(h);
+		ct_dl.dlclose(h);
 	internal_end();
 }
 
@@ -644,7 +645,9 @@ static void pin_like_glibc(const void *p)
  */
 static void *lookup(void *h, const char *name, const char *ver, const void *caller)
 {
-	void *p = sym_in(h, name, ver);
+	/* the program's own look-up goes to the next dlsym/dlvsym (another
+	 * interposer's, if one follows the shim), once; the retries are ours */
+	void *p = ver ? ct_real.dlvsym(h, name, ver) : ct_real.dlsym(h, name);
 
 	if (p && !ct_addr_is_ours(p))
 		return p;
@@ -661,7 +664,7 @@ static void *lookup(void *h, const char *name, const char *ver, const void *call
 			return NULL;
 		}
 	} else if (h != RTLD_DEFAULT) {
-		keep_error(ct_real.dlerror()); /* names the handle's object, as it should */
+		keep_error(ct_dl.dlerror()); /* names the handle's object, as it should */
 		return NULL;
 	} else {
 		internal_end(); /* names the shim, not the caller */
@@ -818,7 +821,7 @@ static __attribute__((noinline)) int dlclose_slow(void *h)
 	bound = ct_cuda_bound();
 	if (bound)
 		before = unloads();
-	if (!ct_ready || ct_cfg.disabled || ct_real.dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0 || !lm ||
+	if (!ct_ready || ct_cfg.disabled || ct_dl.dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0 || !lm ||
 	    !lib_interesting(lm->l_name))
 		lm = NULL;
 	internal_end();
@@ -858,7 +861,7 @@ int dlclose(void *h)
 
 	__asm__("" : "+r"(hh)); /* declared nonnull, may be NULL anyway */
 	dl_call_starts();
-	if (!hh || ct_busy || !ct_real.dlinfo)
+	if (!hh || ct_busy || !ct_dl.dlinfo)
 		return ct_real.dlclose(h);
 	/* not recording (a wrapper may still hold a function: see dlclose_slow) */
 	if ((!ct_ready || ct_cfg.disabled) && !ct_cuda_bound())

@@ -4,15 +4,17 @@
  * The shim exports dlsym and dlvsym itself, and a reference from inside the
  * shim to either name binds to the shim's own definition (an unversioned
  * definition satisfies even a versioned reference such as dlvsym@GLIBC_2.34:
- * measured here, it recursed forever).  So the one function we need first,
- * libc's dlvsym, is found without calling any dl* function: we walk the
- * loaded objects with dl_iterate_phdr and look "dlvsym" up in libc's own
- * dynamic symbol table (GNU hash, default version).  Every other real
- * function is then resolved through that pointer, with RTLD_NEXT relative to
- * the shim, so preloads placed after us (the test rig's fake kernel) chain
- * correctly.  No shim file calls dlsym/dlvsym by name: every call goes through
- * ct_real (the integration test shim_exports, t_shim_exports in
- * tests/integration/itest.py, enforces it).
+ * measured here, it recursed forever).  So the loader's own dl* functions
+ * (ct_dl) are found without calling any of them: we walk the loaded objects
+ * with dl_iterate_phdr and look each name up in libc's (before glibc 2.34
+ * libdl's) dynamic symbol table, default version.  The real functions the
+ * hooks forward to (ct_real) are then looked up with that dlsym, RTLD_NEXT
+ * from the shim and no version: the next definition in lookup order, which
+ * is another interposer's when one is preloaded after the shim (HAMi-core's
+ * unversioned dlopen/dlsym, the rig's fake kernel).  No shim file calls
+ * dlsym/dlvsym by name: every call goes through ct_real or ct_dl (the
+ * integration test shim_exports, t_shim_exports in tests/integration/itest.py,
+ * enforces it).
  */
 #include "shim.h"
 
@@ -28,6 +30,7 @@
 #include <unistd.h>
 
 struct ct_real ct_real;
+struct ct_dl ct_dl;
 
 /* ---- raw system calls: never interposed, usable before resolution ------- */
 int ct_sys_open(const char *path, int flags, int mode)
@@ -252,23 +255,17 @@ static void *libc_symbol(const char *name)
 	return fs.addr;
 }
 
-/* glibc moved the dl* functions into libc at 2.34; older ones live in libdl
- * at the base version of the architecture. */
-static const char *const dl_versions[] = { "GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17", "GLIBC_2.3.4",
-					   "GLIBC_2.3.3", NULL };
-
-static void *real_dl(const char *name)
-{
-	for (int i = 0; dl_versions[i]; i++) {
-		void *p = ct_real.dlvsym(RTLD_NEXT, name, dl_versions[i]);
-		if (p)
-			return p;
-	}
-	return NULL;
-}
-
 static int resolve_state; /* 0 not yet, 1 running, 2 done */
 
+/*
+ * Every real function is the next definition after the shim, looked up by
+ * name without a version with the loader's own dlsym (so an unversioned
+ * dlopen or dlsym of an interposer preloaded after the shim is found, as
+ * glibc finds it for a program that calls them; a look-up by version, e.g.
+ * dlvsym(..., "GLIBC_2.34"), skips such a definition and does not exist
+ * before glibc 2.34).  The loader's own functions come first, from its symbol
+ * table (libc_symbol: no dl* call, so our own dlsym hook is never entered).
+ */
 void ct_resolve(void)
 {
 	int expected = 0;
@@ -280,26 +277,32 @@ void ct_resolve(void)
 		return; /* another thread (or we, re-entered) is resolving: hooks fall back to syscalls */
 
 	ct_busy++;
-	ct_real.dlvsym = libc_symbol("dlvsym");
-	if (ct_real.dlvsym) {
-		/* every loader hook of common/hooks.def; our own dlvsym hook may sit
-		 * in front of libc's for later preloads */
+#define D(f) ct_dl.f = (__typeof__(ct_dl.f))libc_symbol(#f)
+	D(dlopen);
+	D(dlmopen);
+	D(dlsym);
+	D(dlvsym);
+	D(dlclose);
+	D(dlerror);
+	D(dladdr1);
+	D(dlinfo);
+#undef D
+	if (ct_dl.dlsym) {
+		ct_dl.dl_find_object = (__typeof__(ct_dl.dl_find_object))ct_dl.dlsym(RTLD_DEFAULT,
+										     "_dl_find_object");
+		(void)(ct_dl.dlerror ? ct_dl.dlerror() : NULL); /* before 2.35: not found, forget it */
+		/* the loader hooks of common/hooks.def: the next definition, else the loader's */
 #define CT_LOADER(name, rule, RET, PARAMS)                                                                   \
 	{                                                                                                    \
-		void *p_ = real_dl(#name);                                                                   \
-		if (p_ && !ct_addr_is_ours(p_))                                                              \
-			ct_real.name = (RET(*) PARAMS)p_;                                                    \
+		void *p_ = ct_dl.dlsym(RTLD_NEXT, #name);                                                    \
+		ct_real.name = p_ && !ct_addr_is_ours(p_) ? (RET(*) PARAMS)p_ : ct_dl.name;                  \
 	}
 #include "hooks.def"
-		ct_real.dladdr1 = real_dl("dladdr1");
-		ct_real.dlinfo = real_dl("dlinfo");
-		ct_real.dl_find_object = ct_real.dlvsym(RTLD_NEXT, "_dl_find_object", "GLIBC_2.35");
-	}
-	if (ct_real.dlsym) {
-		/* every libc hook of common/hooks.def */
-#define CT_LIBC(name, rule, RET, PARAMS) ct_real.name = (RET(*) PARAMS)ct_real.dlsym(RTLD_NEXT, #name);
+		/* the libc hooks */
+#define CT_LIBC(name, rule, RET, PARAMS) ct_real.name = (RET(*) PARAMS)ct_dl.dlsym(RTLD_NEXT, #name);
 #include "hooks.def"
-		ct_real.fstat = (__typeof__(ct_real.fstat))ct_real.dlsym(RTLD_NEXT, "fstat");
+		ct_real.fstat = (__typeof__(ct_real.fstat))ct_dl.dlsym(RTLD_NEXT, "fstat");
+		(void)(ct_dl.dlerror ? ct_dl.dlerror() : NULL);
 	}
 	ct_busy--;
 	__atomic_store_n(&resolve_state, 2, __ATOMIC_RELEASE);
@@ -310,14 +313,14 @@ struct link_map *ct_link_map_of(const void *addr)
 #if defined(__GLIBC_PREREQ) && __GLIBC_PREREQ(2, 35)
 	struct dl_find_object fo;
 
-	if (ct_real.dl_find_object)
-		return ct_real.dl_find_object((void *)(uintptr_t)addr, &fo) == 0 ? fo.dlfo_link_map : NULL;
+	if (ct_dl.dl_find_object)
+		return ct_dl.dl_find_object((void *)(uintptr_t)addr, &fo) == 0 ? fo.dlfo_link_map : NULL;
 #endif
 	{
 		Dl_info info;
 		struct link_map *lm = NULL;
 
-		if (ct_real.dladdr1 && ct_real.dladdr1(addr, &info, (void **)&lm, RTLD_DL_LINKMAP))
+		if (ct_dl.dladdr1 && ct_dl.dladdr1(addr, &info, (void **)&lm, RTLD_DL_LINKMAP))
 			return lm;
 	}
 	return NULL;
@@ -376,11 +379,11 @@ static int find_in_lib(struct dl_phdr_info *info, size_t size, void *data)
 	if (!info->dlpi_name || !*info->dlpi_name || !strstr(info->dlpi_name, fl->hint))
 		return 0;
 	/* RTLD_NOLOAD only takes a reference on an object that is already there */
-	h = ct_real.dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+	h = ct_dl.dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
 	if (!h)
 		return 0;
-	p = ct_real.dlsym(h, fl->name);
-	ct_real.dlclose(h);
+	p = ct_dl.dlsym(h, fl->name);
+	ct_dl.dlclose(h);
 	if (p && !ct_addr_is_ours(p)) {
 		fl->addr = p;
 		return 1;
@@ -393,12 +396,12 @@ void *ct_resolve_next(const char *name, const char *lib_hint)
 	void *p;
 
 	ct_ensure_init();
-	if (!ct_real.dlsym)
+	if (!ct_dl.dlsym)
 		return NULL;
-	p = ct_real.dlsym(RTLD_NEXT, name);
+	p = ct_dl.dlsym(RTLD_NEXT, name);
 	if (p && !ct_addr_is_ours(p))
 		return p;
-	if (lib_hint && ct_real.dlopen) {
+	if (lib_hint && ct_dl.dlopen) {
 		struct find_lib fl = { lib_hint, name, NULL };
 		ct_busy++;
 		dl_iterate_phdr(find_in_lib, &fl);

@@ -33,17 +33,32 @@
 struct stat;
 struct sigaction;
 typedef void (*ct_sighandler_t)(int);
-/* the real function behind each libc and loader hook (common/hooks.def),
- * and the few more the shim calls itself */
+/* The real function behind each libc and loader hook (common/hooks.def): the
+ * next definition after the shim in lookup order -- another interposer's when
+ * one is preloaded after the shim, else libc's.  The hooks forward the
+ * program's calls to these. */
 struct ct_real {
 #define CT_LIBC(name, rule, RET, PARAMS)   RET(*name) PARAMS;
 #define CT_LOADER(name, rule, RET, PARAMS) RET(*name) PARAMS;
 #include "hooks.def"
 	int (*fstat)(int, struct stat *);
+};
+/* The dynamic loader's own functions (libc's since glibc 2.34, libdl's
+ * before), read from its symbol table: what the shim calls for itself
+ * (resolving, planning a dlopen, identifying a pointer), so its own work is
+ * never seen by another interposer nor re-enters one. */
+struct ct_dl {
+	void *(*dlopen)(const char *, int);
+	void *(*dlmopen)(long, const char *, int);
+	void *(*dlsym)(void *, const char *);
+	void *(*dlvsym)(void *, const char *, const char *);
+	int (*dlclose)(void *);
+	char *(*dlerror)(void);
 	int (*dladdr1)(const void *, void *, void **, int);
 	int (*dlinfo)(void *, int, void *);
 	int (*dl_find_object)(void *, void *); /* glibc >= 2.35, else NULL */
 };
+extern struct ct_dl ct_dl CT_HIDDEN;
 extern struct ct_real ct_real CT_HIDDEN;
 
 struct link_map;

@@ -434,8 +434,8 @@ void ct_mark_degraded(const char *why)
  * bypasses the next library (a system call instead) or fails the call. */
 static void check_reals(void)
 {
-	if (!ct_real.dlvsym || !ct_real.dlsym || !ct_real.dlopen || !ct_real.dlmopen ||
-	    !ct_real.dlclose || !ct_real.dlerror || !ct_real.dladdr1 || !ct_real.dlinfo)
+	if (!ct_real.dlvsym || !ct_real.dlsym || !ct_real.dlopen || !ct_real.dlmopen || !ct_real.dlclose ||
+	    !ct_real.dlerror || !ct_dl.dladdr1 || !ct_dl.dlinfo || !ct_dl.dlsym)
 		mark_degraded("a libc dl* function could not be resolved: loader calls are not all traced", false);
 	if (!ct_real.open || !ct_real.open64 || !ct_real.openat || !ct_real.openat64 ||
 	    !ct_real.__open_2 || !ct_real.__open64_2 || !ct_real.__openat_2 || !ct_real.__openat64_2 ||

@@ -43,6 +43,15 @@ set_tests_properties(portability_oldroot_battery PROPERTIES FIXTURES_REQUIRED ol
   LABELS "portability;oldroot" SKIP_RETURN_CODE 77 TIMEOUT 600
   ENVIRONMENT CUTRACE_OLDROOT_DIR=${CUTRACE_OLDROOT_DIR})
 
+# another dl* interposer (HAMi-core style) before and after the shim, in the
+# root (issue 15); tests/programs/interposer.c loads on glibc 2.17+ as built
+add_test(NAME portability_oldroot_interposer
+  COMMAND ${CMAKE_CURRENT_LIST_DIR}/interposer.sh $<TARGET_FILE:cutrace_shim>
+          $<TARGET_FILE:cutrace_interposer> $<TARGET_FILE:ct_floor_fakenv> ${_floor_dir})
+set_tests_properties(portability_oldroot_interposer PROPERTIES FIXTURES_REQUIRED oldroot
+  LABELS "portability;oldroot" SKIP_RETURN_CODE 77 TIMEOUT 600
+  ENVIRONMENT CUTRACE_OLDROOT_DIR=${CUTRACE_OLDROOT_DIR})
+
 # --- the one-file cutrace (tracer/CMakeLists.txt: build/onefile/cutrace) ------
 if(CUTRACE_HAVE_ONEFILE)
   add_test(NAME portability_onefile

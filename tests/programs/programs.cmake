@@ -63,3 +63,11 @@ add_library(cutrace_slowopen SHARED ${_prog_src}/slow_open.c)
 set_target_properties(cutrace_slowopen PROPERTIES OUTPUT_NAME slowopen
   LIBRARY_OUTPUT_DIRECTORY ${CUTRACE_PROG_DIR} C_VISIBILITY_PRESET hidden)
 target_link_libraries(cutrace_slowopen PRIVATE dl)
+
+# (j) libinterposer.so: another dl* interposer (HAMi-core style) preloaded
+# before and after the shim: tests/integration/it_interpose.py.
+add_library(cutrace_interposer SHARED ${_prog_src}/interposer.c)
+set_target_properties(cutrace_interposer PROPERTIES OUTPUT_NAME interposer
+  LIBRARY_OUTPUT_DIRECTORY ${CUTRACE_PROG_DIR} C_VISIBILITY_PRESET hidden)
+target_link_libraries(cutrace_interposer PRIVATE -Wl,--push-state,--no-as-needed -l:libdl.so.2 -Wl,--pop-state)
+target_compile_options(cutrace_interposer PRIVATE -O2 -foptimize-sibling-calls)
