@@ -761,7 +761,7 @@ START_TEST(t_env_cuda_visible_devices)
 	free(r);
 	r = with_cvd("0");
 	CK_NOFIND(r, CT_SEV_PROBLEM, CT_LAYER_DRIVER_API, NULL);
-	CK_FIND(r, CT_SEV_INFO, CT_LAYER_DRIVER_API, "renumbers");
+	CK_FIND(r, CT_SEV_INFO, CT_LAYER_DRIVER_API, "CUDA sees 1 GPU(s), renumbered");
 	free(r);
 	r = with_cvd("0,3");                      /* a later bad entry: warning */
 	CK_FIND(r, CT_SEV_WARN, CT_LAYER_DRIVER_API, "entry 1");
@@ -775,8 +775,18 @@ START_TEST(t_env_cuda_visible_devices)
 	r = with_cvd("-1");
 	CK_FIND(r, CT_SEV_PROBLEM, CT_LAYER_DRIVER_API, "negative");
 	free(r);
+	/* a repeated GPU hides every GPU (PyTorch's model of the driver, selectors.h) */
 	r = with_cvd("0,0");
-	CK_FIND(r, CT_SEV_WARN, CT_LAYER_DRIVER_API, "repeats");
+	CK_FIND(r, CT_SEV_PROBLEM, CT_LAYER_DRIVER_API, "entry 1 '0' names a GPU a second time");
+	free(r);
+	r = with_cvd("0gpu,+0"); /* strtoul-like: "0gpu" is 0, "+0" repeats it */
+	CK_FIND(r, CT_SEV_PROBLEM, CT_LAYER_DRIVER_API, "a second time");
+	free(r);
+	r = with_cvd("0,one,2");
+	CK_FIND(r, CT_SEV_WARN, CT_LAYER_DRIVER_API, "entry 1 'one' is neither a GPU index");
+	free(r);
+	r = with_cvd("MIG-4f2a"); /* no /dev/nvidia-caps in the tree */
+	CK_FIND(r, CT_SEV_PROBLEM, CT_LAYER_DRIVER_API, "/dev/nvidia-caps is missing");
 	free(r);
 }
 END_TEST

@@ -9,12 +9,12 @@
 #include "test_common.h"
 
 #include "kmsg.h"
+#include "selectors.h"
 #include "xlat.h"
 
-static struct ct_machine_report *check_hw(const char *kmsg)
+static struct ct_machine_report *check_env(const char *kmsg, char **env)
 {
 	static const char *const none[] = { NULL };
-	char *env[] = { NULL };
 	struct ct_machine_opts o = {
 		.root = tmp_root,
 		.env = env,
@@ -31,6 +31,12 @@ static struct ct_machine_report *check_hw(const char *kmsg)
 	ck_assert_ptr_nonnull(r);
 	ct_machine_check(r, &o);
 	return r;
+}
+
+static struct ct_machine_report *check_hw(const char *kmsg)
+{
+	static char *env[] = { NULL };
+	return check_env(kmsg, env);
 }
 
 /* a module of this version and flavour, loaded, with one GPU attached */
@@ -331,6 +337,113 @@ START_TEST(t_legacy_kmsg)
 }
 END_TEST
 
+/* CUDA_VISIBLE_DEVICES as the driver reads it: the cases of PyTorch's
+ * test/test_cuda.py TestVisibleDeviceParses (its model of the driver),
+ * plus the GPU count and UUIDs the driver knows */
+START_TEST(t_selectors)
+{
+	static const char *const uuids[] = { "GPU-8a1b2c3d-0000-1111-2222-333344445555",
+					     "GPU-8a1bffff-0000-1111-2222-333344445555",
+					     "GPU-9e8d35e3-0000-1111-2222-333344445555" };
+	struct ct_sel s;
+
+	ct_sel_cuda("1gpu2,2ampere", 8, NULL, 0, &s); /* the rest of an entry is ignored */
+	ck_assert_int_eq(s.visible, 2);
+	ck_assert_int_eq(s.order[0], 1);
+	ck_assert_int_eq(s.order[1], 2);
+	ck_assert_int_eq(s.stop, CT_SEL_END);
+	ct_sel_cuda("0, 1, 2, -1, 3", 8, NULL, 0, &s); /* a negative ends the list */
+	ck_assert_int_eq(s.visible, 3);
+	ck_assert_int_eq(s.stop, CT_SEL_NEGATIVE);
+	ck_assert_int_eq(s.stop_at, 3);
+	ck_assert_str_eq(s.stop_tok, "-1");
+	ct_sel_cuda("0, 1, 2, 1", 8, NULL, 0, &s); /* a repeated GPU: none */
+	ck_assert_int_eq(s.visible, 0);
+	ck_assert_int_eq(s.stop, CT_SEL_DUPLICATE);
+	ct_sel_cuda("2, +3, -0, 5", 8, NULL, 0, &s); /* unary signs */
+	ck_assert_int_eq(s.visible, 4);
+	ck_assert_int_eq(s.order[2], 0);
+	ct_sel_cuda("one,two,3,4", 8, NULL, 0, &s); /* a word first: none */
+	ck_assert_int_eq(s.visible, 0);
+	ck_assert_int_eq(s.stop, CT_SEL_NOT_INDEX);
+	ck_assert_int_eq(s.stop_at, 0);
+	ct_sel_cuda("4,3,two,one", 8, NULL, 0, &s); /* a word later: the list ends there */
+	ck_assert_int_eq(s.visible, 2);
+	ct_sel_cuda("0,3", 2, NULL, 0, &s); /* past the GPUs the driver sees */
+	ck_assert_int_eq(s.visible, 1);
+	ck_assert_int_eq(s.stop, CT_SEL_RANGE);
+	ct_sel_cuda("", 2, NULL, 0, &s);
+	ck_assert_int_eq(s.stop, CT_SEL_EMPTY);
+	/* UUIDs: full, a unique prefix, an ambiguous one, none; unchecked without them */
+	ct_sel_cuda("GPU-9e8d35e3,GPU-8a1b2c3d-0000-1111-2222-333344445555", 3, uuids, 3, &s);
+	ck_assert_int_eq(s.visible, 2);
+	ck_assert_int_eq(s.order[0], 2);
+	ck_assert_int_eq(s.order[1], 0);
+	ct_sel_cuda("GPU-8a1b", 3, uuids, 3, &s);
+	ck_assert_int_eq(s.stop, CT_SEL_AMBIGUOUS);
+	ct_sel_cuda("gpu-ffff", 3, uuids, 3, &s);
+	ck_assert_int_eq(s.stop, CT_SEL_UUID);
+	ct_sel_cuda("GPU-ffff,MIG-1234", 3, NULL, 0, &s);
+	ck_assert_int_eq(s.stop, CT_SEL_END);
+	ck_assert_int_eq(s.visible, -1);
+	ck_assert_int_eq(s.entries, 2);
+	/* NVIDIA_VISIBLE_DEVICES */
+	ck_assert_int_eq(ct_sel_nvidia("all"), -1);
+	ck_assert_int_eq(ct_sel_nvidia("void"), -2);
+	ck_assert_int_eq(ct_sel_nvidia("none"), -2);
+	ck_assert_int_eq(ct_sel_nvidia(""), -2);
+	ck_assert_int_eq(ct_sel_nvidia("0,1,GPU-9e8d"), 3);
+}
+END_TEST
+
+START_TEST(t_nvidia_visible_devices)
+{
+	char *env[] = { "NVIDIA_VISIBLE_DEVICES=0,1", NULL };
+	struct ct_machine_report *r;
+
+	loaded("580.159.04", true);
+	write_str(T("/.dockerenv"), "");
+	write_str(T("/dev/nvidia0"), "");
+	r = check_env("", env);
+	CK_FIND(r, CT_SEV_WARN, CT_LAYER_DEVICE_NODE,
+		"NVIDIA_VISIBLE_DEVICES=0,1 names 2 GPU(s) but 1 /dev/nvidiaN");
+	free(r);
+	write_str(T("/dev/nvidia1"), "");
+	r = check_env("", env);
+	CK_NOFIND(r, CT_SEV_WARN, CT_LAYER_DEVICE_NODE, "NVIDIA_VISIBLE_DEVICES");
+	free(r);
+}
+END_TEST
+
+/* IMEX channels (catalog Part C, G9): the driver offers them (major in
+ * /proc/devices) but creates no node itself (nv-reg.h) */
+START_TEST(t_imex_channels)
+{
+	struct ct_machine_report *r;
+
+	loaded("580.159.04", true);
+	write_str(T("/proc/devices"), "Character devices:\n195 nvidia\n195 nvidiactl\n238 nvidia-uvm\n"
+				      "497 nvidia-caps\n498 nvidia-caps-imex-channels\n");
+	r = check_hw("");
+	CK_FIND(r, CT_SEV_INFO, CT_LAYER_DEVICE_NODE, "offers IMEX channels (major 498)");
+	ck_assert_ptr_nonnull(strstr(find(r, CT_SEV_INFO, CT_LAYER_DEVICE_NODE, "IMEX")->fix,
+				     "mknod -m 666 /dev/nvidia-caps-imex-channels/channel0 c 498 0"));
+	free(r);
+	/* a regular file in the channel's place: the driver sees no channel */
+	write_str(T("/dev/nvidia-caps-imex-channels/channel0"), "");
+	r = check_hw("");
+	CK_FIND(r, CT_SEV_WARN, CT_LAYER_DEVICE_NODE,
+		"IMEX channel node(s) are not character devices of major 498");
+	free(r);
+	/* switched off: nothing to say */
+	write_str(T("/proc/driver/nvidia/params"), "ImexChannelCount: 0\n");
+	r = check_hw("");
+	CK_NOFIND(r, CT_SEV_WARN, CT_LAYER_DEVICE_NODE, "IMEX");
+	CK_NOFIND(r, CT_SEV_INFO, CT_LAYER_DEVICE_NODE, "IMEX");
+	free(r);
+}
+END_TEST
+
 static Suite *hw_suite(void)
 {
 	Suite *s = suite_create("doctor_hw");
@@ -349,6 +462,9 @@ static Suite *hw_suite(void)
 	tcase_add_test(t, t_gsp_firmware);
 	tcase_add_test(t, t_kmsg_rminit);
 	tcase_add_test(t, t_legacy_kmsg);
+	tcase_add_test(t, t_selectors);
+	tcase_add_test(t, t_nvidia_visible_devices);
+	tcase_add_test(t, t_imex_channels);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -198,7 +198,11 @@ static void on_open(struct ct_diag *d, const struct ct_event *ev, const struct c
 		d->nv_open_ok = true;
 	if (ev->ret >= 0 || !node)
 		return;
-	struct fact *f = ((node >> 16) == CT_NODE_CAPS) ? &d->caps_fail : &d->open_fail;
+	/* the capability and IMEX channel nodes are needed only for MIG and
+	 * fabric memory: their own fact, the root of a failure only when nothing
+	 * else explains it */
+	struct fact *f = ((node >> 16) == CT_NODE_CAPS || (node >> 16) == CT_NODE_IMEX) ? &d->caps_fail
+											: &d->open_fail;
 	if (f->s.set)
 		return;
 	set_fact(d, f, ev, desc, ev->err, NULL, NULL);

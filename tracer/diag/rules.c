@@ -22,8 +22,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cutrace_gen/codes.h"
+#include "selectors.h"
 #include "inject_rules.h"
 #include "version.h"
 #include "xlat.h"
@@ -54,6 +56,7 @@ static const char *node_label(unsigned kind)
 	case CT_NODE_UVM: return "the unified-memory node";
 	case CT_NODE_UVM_TOOLS: return "the UVM tools node";
 	case CT_NODE_CAPS: return "a capability node (MIG/fabric)";
+	case CT_NODE_IMEX: return "the IMEX channel node (fabric memory)";
 	default: return "an NVIDIA node";
 	}
 }
@@ -88,6 +91,20 @@ static const struct node_fault {
 	{ ENOENT, 0, "does not exist",
 	  "check that the NVIDIA kernel module is loaded (lsmod | grep nvidia) and its nodes exist; in a "
 	  "container run with GPU access (--gpus all, CDI, or --device for every /dev/nvidia* node)" },
+	/* IMEX channels: created by the administrator, never by the driver
+	 * (nv-reg.h, NVreg_CreateImexChannel0; catalog Part C, G9) */
+	{ ENOENT, CT_NODE_IMEX,
+	  "does not exist: fabric memory (CU_MEM_HANDLE_TYPE_FABRIC) is not permitted without it",
+	  "create the channel: sudo mknod -m 666 /dev/nvidia-caps-imex-channels/channel0 c MAJOR 0 (MAJOR: "
+	  "'nvidia-caps-imex-channels' in /proc/devices), or 'options nvidia NVreg_CreateImexChannel0=1'; in a "
+	  "container pass the node" },
+	{ EPERM, CT_NODE_IMEX,
+	  "is denied by the device cgroup: fabric memory (CU_MEM_HANDLE_TYPE_FABRIC) is not "
+	  "permitted",
+	  "pass /dev/nvidia-caps-imex-channels/channelN to the container (CDI, --device)" },
+	{ EACCES, CT_NODE_IMEX,
+	  "is not accessible: fabric memory (CU_MEM_HANDLE_TYPE_FABRIC) is not permitted",
+	  "give the user access to the channel node (its mode; nvidia-modprobe honours NVreg_DeviceFileMode)" },
 	{ EPERM, CT_NODE_CAPS, "is denied by the device cgroup (operation not permitted)", FIX_CAPS_DENIED },
 	{ EPERM, 0, "is denied by the device cgroup (operation not permitted)",
 	  "the container's device cgroup does not allow this node (a systemd daemon-reload can drop "
@@ -225,17 +242,78 @@ static void handshake_text(struct ct_diag *d, const struct fact *f, struct ct_ve
 }
 
 /* ---- texts: driver API codes with no lower cause ------------------------------------- */
+/* which entry of CUDA_VISIBLE_DEVICES ended the list, and why (selectors.h);
+ * false when the parse finds nothing wrong it can name */
+static bool cvd_reason(const struct ct_diag *d, int ngpus, bool none_visible, char *buf, size_t len,
+		       char *fix, size_t flen)
+{
+	struct ct_sel sel;
+	const char *first;
+
+	ct_sel_cuda(d->cvd, ngpus, NULL, 0, &sel);
+	if (sel.stop == CT_SEL_EMPTY)
+		return false;
+	if (sel.stop != CT_SEL_END) {
+		snprintf(buf, len, "entry %d '%s' %s%s", sel.stop_at, sel.stop_tok,
+			 ct_sel_stop_text(sel.stop),
+			 sel.stop == CT_SEL_DUPLICATE ? ""
+			 : sel.stop_at                ? " and ends the list there"
+						      : ", so the list is empty");
+		if (sel.stop == CT_SEL_RANGE && ngpus > 0)
+			ct_appendf(buf, len, " (the driver sees %d GPU(s): indices 0..%d)", ngpus, ngpus - 1);
+		snprintf(fix, flen, "%s",
+			 sel.stop == CT_SEL_DUPLICATE ? "name each GPU once in CUDA_VISIBLE_DEVICES"
+			 : sel.stop == CT_SEL_RANGE
+				 ? "use indices below the GPU count (nvidia-smi -L), or GPU UUIDs"
+				 : "use GPU indices or UUIDs as 'nvidia-smi -L' prints them; an entry "
+				   "that is neither ends the list");
+		return true;
+	}
+	/* every entry parsed; the UUIDs could not be checked here (the trace
+	 * holds no GPU's UUID): with nothing visible, the first one is what
+	 * CUDA could not find */
+	if (!none_visible)
+		return false;
+	first = d->cvd;
+	while (*first == ' ')
+		first++;
+	if (!strncasecmp(first, "MIG-", 4)) {
+		snprintf(buf, len,
+			 "entry 0 '%.*s' is a MIG device, and no MIG device with that UUID is visible "
+			 "(MIG mode off, a MIG UUID of another GPU, or the capability nodes /dev/nvidia-caps "
+			 "missing)",
+			 (int)strcspn(first, ","), first);
+		snprintf(fix, flen,
+			 "list the MIG devices with 'nvidia-smi -L' and pass their MIG- UUIDs; in a "
+			 "container pass /dev/nvidia-caps too");
+		return true;
+	}
+	if (!strncasecmp(first, "GPU-", 4)) {
+		snprintf(buf, len, "entry 0 '%.*s' matches no GPU's UUID (or, as a prefix, more than one)",
+			 (int)strcspn(first, ","), first);
+		snprintf(fix, flen,
+			 "copy the UUID from 'nvidia-smi -L' (GPU-..., or a prefix only one GPU has)");
+		return true;
+	}
+	return false;
+}
+
 static void explain_no_device(struct judge *j, const struct fact *f)
 {
 	struct ct_diag *d = j->d;
 	struct ct_verdict *v = j->v;
 
 	if (d->cvd_set && d->cards > 0) {
+		char why[200], fix[200];
 		snprintf(v->summary, sizeof v->summary,
 			 "CUDA_VISIBLE_DEVICES='%s' hides all %d GPU(s) the driver sees: %s = %d (no device)",
 			 d->cvd, d->cards, f->s.call, f->code);
 		snprintf(v->fix, sizeof v->fix, "set CUDA_VISIBLE_DEVICES to existing GPU indices or UUIDs "
 			 "(nvidia-smi -L), or unset it");
+		if (cvd_reason(d, d->cards, true, why, sizeof why, fix, sizeof fix)) {
+			ct_appendf(v->summary, sizeof v->summary, "; %s", why);
+			snprintf(v->fix, sizeof v->fix, "%s", fix);
+		}
 	} else {
 		snprintf(v->summary, sizeof v->summary, "%s = %d: no CUDA device is visible%s%s", f->s.call, f->code,
 			 d->cvd_set ? "; CUDA_VISIBLE_DEVICES=" : "", d->cvd_set ? d->cvd : "");
@@ -253,9 +331,14 @@ static void explain_invalid_device(struct judge *j, const struct fact *f)
 		 "ordinal)%s", f->s.call, d->devcount_seen ? "; devices visible: " : "");
 	if (d->devcount_seen)
 		ct_appendf(v->summary, sizeof v->summary, "%d", d->dev_count);
-	if (d->cvd_set)
+	if (d->cvd_set) {
+		char why[200], fix[200];
 		ct_appendf(v->summary, sizeof v->summary, " (CUDA_VISIBLE_DEVICES=%s renumbers them from 0)",
 			   d->cvd);
+		/* a list cut short by an invalid entry shows fewer devices than it names */
+		if (d->cards > 0 && cvd_reason(d, d->cards, false, why, sizeof why, fix, sizeof fix))
+			ct_appendf(v->summary, sizeof v->summary, "; %s", why);
+	}
 	snprintf(v->fix, sizeof v->fix, "use an ordinal below the visible device count; CUDA_VISIBLE_DEVICES "
 		 "renumbers the devices it keeps from 0");
 }

@@ -20,6 +20,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "selectors.h"
 #include "version.h"
 #include "xlat.h"
 
@@ -749,80 +750,80 @@ static int visible_gpu_count(const struct ct_machine_report *r)
 	return gpu_node_count(r) > 0 ? gpu_node_count(r) : -1;
 }
 
-static bool uuid_known(const struct ct_machine_report *r, const char *tok, size_t n)
-{
-	for (int i = 0; i < r->kmod.gpu_count && i < CT_MAX_GPUS; i++)
-		if (r->kmod.gpus[i].uuid[0] && !strncmp(r->kmod.gpus[i].uuid, tok, n))
-			return true;
-	return false;
-}
-
-/* CUDA_VISIBLE_DEVICES: libcuda enumerates the listed devices and stops at
- * the first entry that is invalid (out of range, negative, duplicate, or an
- * unknown UUID): "" and an invalid first entry hide every GPU (cuInit and
+/* CUDA_VISIBLE_DEVICES, read as the driver reads it (tracer/diag/selectors.h:
+ * the list ends at the first invalid entry, a repeated GPU hides them all):
+ * "" and an invalid first entry hide every GPU (cuInit and
  * cudaGetDeviceCount give 100, tracer/decode/ABI.md Appendix C). */
 static void check_cvd(struct ct_mctx *c, const char *v)
 {
 	struct ct_machine_report *r = c->r;
-	int count = visible_gpu_count(r);
-	bool seen[256] = { false };
-	int pos = 0;
+	int count = visible_gpu_count(r), n = 0;
+	const char *uuids[CT_MAX_GPUS];
+	struct ct_sel sel;
 	struct ct_finding *f;
+	bool first;
 
-	if (!*v) {
+	for (int i = 0; i < r->kmod.gpu_count && i < CT_MAX_GPUS; i++)
+		uuids[n++] = r->kmod.gpus[i].uuid;
+	ct_sel_cuda(v, count, uuids, r->kmod.gpu_count == n ? n : 0, &sel);
+	if (sel.stop == CT_SEL_EMPTY) {
 		f = ct_m_add(c, CT_SEC_ENV, CT_SEV_PROBLEM, CT_LAYER_DRIVER_API,
 			     "CUDA_VISIBLE_DEVICES is set but empty: CUDA sees no GPU (cuInit 100)");
 		ct_m_fix(f, "unset CUDA_VISIBLE_DEVICES or list GPU indices/UUIDs");
 		return;
 	}
-	for (const char *p = v; *p; pos++) {
-		size_t n = strcspn(p, ",");
-		char tok[96];
-		const char *why = NULL;
-
-		while (n && *p == ' ')
-			p++, n--;
-		snprintf(tok, sizeof tok, "%.*s", (int)(n < 95 ? n : 95), p);
-		ct_m_chomp(tok);
-		if (!strncmp(tok, "GPU-", 4)) {
-			if (r->kmod.gpu_count > 0 && !uuid_known(r, tok, strlen(tok)))
-				why = "matches no GPU UUID in /proc/driver/nvidia/gpus";
-		} else if (!strncmp(tok, "MIG-", 4)) {
-			if (!node(r, "caps") || !node(r, "caps")->exists)
-				why = "is a MIG device but /dev/nvidia-caps is missing";
-		} else {
-			char *end;
-			long idx = strtol(tok, &end, 10);
-			if (!tok[0] || *end)
-				why = "is not a GPU index or UUID";
-			else if (idx < 0)
-				why = "is negative (hides it and every later entry)";
-			else if (count > 0 && idx >= count)
-				why = "is out of range";
-			else if (idx < 256 && seen[idx])
-				why = "repeats an earlier index";
-			else if (idx < 256)
-				seen[idx] = true;
-		}
-		if (why) {
-			f = ct_m_add(c, CT_SEC_ENV, pos == 0 ? CT_SEV_PROBLEM : CT_SEV_WARN,
-				     CT_LAYER_DRIVER_API,
-				     "CUDA_VISIBLE_DEVICES=%s: entry %d '%s' %s%s: CUDA stops at it, %s",
-				     v, pos, tok, why, count > 0 ? "" : " (GPU count unknown)",
-				     pos == 0 ? "so no GPU is visible (cuInit 100)"
-				     : "later entries are ignored");
-			if (count > 0)
-				ct_m_fix(f, "use indices 0..%d (or UUIDs from nvidia-smi -L)", count - 1);
-			else
-				ct_m_fix(f, "use indices or UUIDs from nvidia-smi -L");
+	if (sel.stop != CT_SEL_END) {
+		first = sel.stop_at == 0 || sel.stop == CT_SEL_DUPLICATE;
+		f = ct_m_add(c, CT_SEC_ENV, first ? CT_SEV_PROBLEM : CT_SEV_WARN, CT_LAYER_DRIVER_API,
+			     "CUDA_VISIBLE_DEVICES=%s: entry %d '%s' %s%s: %s", v, sel.stop_at, sel.stop_tok,
+			     ct_sel_stop_text(sel.stop), count > 0 ? "" : " (GPU count unknown)",
+			     first ? "no GPU is visible (cuInit 100)"
+				   : "CUDA stops there and ignores the later entries");
+		if (sel.stop == CT_SEL_DUPLICATE)
+			ct_m_fix(f,
+				 "name each GPU once (a repeated GPU hides every GPU: PyTorch's model of the "
+				 "driver, torch/cuda _parse_visible_devices)");
+		else if (count > 0)
+			ct_m_fix(f, "use indices 0..%d (or UUIDs from nvidia-smi -L)", count - 1);
+		else
+			ct_m_fix(f, "use indices or UUIDs from nvidia-smi -L");
+		return;
+	}
+	for (const char *p = v; (p = strcasestr(p, "MIG-")) != NULL; p += 4) {
+		if (!node(r, "caps") || !node(r, "caps")->exists) {
+			f = ct_m_add(c, CT_SEC_ENV, CT_SEV_PROBLEM, CT_LAYER_DRIVER_API,
+				     "CUDA_VISIBLE_DEVICES=%s names a MIG device but /dev/nvidia-caps is missing: "
+				     "CUDA cannot open a MIG instance (cuInit 100)",
+				     v);
+			ct_m_fix(f, "pass /dev/nvidia-caps/* to the container (CDI, --device), or list the "
+				    "MIG devices with 'nvidia-smi -L' on the host");
 			return;
 		}
-		p += n;
-		if (*p == ',')
-			p++;
+		break;
 	}
 	ct_m_add(c, CT_SEC_ENV, CT_SEV_INFO, CT_LAYER_DRIVER_API,
-		 "CUDA_VISIBLE_DEVICES=%s: CUDA renumbers these from 0", v);
+		 "CUDA_VISIBLE_DEVICES=%s: CUDA sees %s%d GPU(s), renumbered from 0", v,
+		 sel.visible < 0 ? "up to " : "", sel.visible < 0 ? sel.entries : sel.visible);
+}
+
+/* NVIDIA_VISIBLE_DEVICES asks the container runtime for GPUs: fewer GPU
+ * nodes here than it names means the runtime did not pass them all */
+static void check_nvd(struct ct_mctx *c, const char *v)
+{
+	struct ct_machine_report *r = c->r;
+	int want = ct_sel_nvidia(v), have = gpu_node_count(r);
+	struct ct_finding *f;
+
+	if (want > 0 && r->container.in_container && have < want) {
+		f = ct_m_add(
+			c, CT_SEC_CONTAINER, have ? CT_SEV_WARN : CT_SEV_PROBLEM, CT_LAYER_DEVICE_NODE,
+			"NVIDIA_VISIBLE_DEVICES=%s names %d GPU(s) but %d /dev/nvidiaN node(s) are here: the "
+			"container runtime did not inject them all (an index or UUID the host does not have, "
+			"or a runtime that ignores the variable: CDI mode uses --device nvidia.com/gpu=...)",
+			v, want, have);
+		ct_m_fix(f, "check the host's 'nvidia-smi -L' against NVIDIA_VISIBLE_DEVICES, and start the "
+			    "container with the NVIDIA runtime or the CDI devices it should get");
+	}
 }
 
 static void check_ld_library_path(struct ct_mctx *c, const char *v)
@@ -868,6 +869,8 @@ static void check_env(struct ct_mctx *c)
 	}
 	if ((v = ct_m_env(c, "CUDA_VISIBLE_DEVICES")) != NULL)
 		check_cvd(c, v);
+	if ((v = ct_m_env(c, "NVIDIA_VISIBLE_DEVICES")) != NULL)
+		check_nvd(c, v);
 	if ((v = ct_m_env(c, "CUDA_DEVICE_ORDER")) != NULL && strcmp(v, "FASTEST_FIRST") &&
 	    strcmp(v, "PCI_BUS_ID")) {
 		f = ct_m_add(c, CT_SEC_ENV, CT_SEV_WARN, CT_LAYER_DRIVER_API,

@@ -12,6 +12,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -499,6 +501,76 @@ static void check_kmsg(struct ct_mctx *c)
 			 m->line[CT_KMSG_XID]);
 }
 
+/* IMEX channels (fabric memory; catalog Part C, G9): nv-reg.h of the open
+ * kernel module (NVreg_ImexChannelCount, default 2048, 0 disables;
+ * NVreg_CreateImexChannel0): the driver creates no
+ * /dev/nvidia-caps-imex-channels/channelN node itself, the administrator
+ * does, with the major of "nvidia-caps-imex-channels" in /proc/devices */
+static void check_imex(struct ct_mctx *c)
+{
+	struct ct_machine_report *r = c->r;
+	char buf[16384], p[PATH_MAX];
+	const char *l;
+	int major = -1, nodes = 0, bad = 0;
+	unsigned bad_major = 0;
+	struct dirent *de;
+	struct ct_finding *f;
+	DIR *d;
+
+	if (ct_m_read(c, "/proc/devices", buf, sizeof buf) <= 0 ||
+	    !(l = strstr(buf, " nvidia-caps-imex-channels\n")))
+		return;
+	while (l > buf && l[-1] >= '0' && l[-1] <= '9')
+		l--;
+	major = (int)strtol(l, NULL, 10);
+	for (int i = 0; i < r->kmod.n_params; i++)
+		if (!strcmp(r->kmod.params[i].name, "ImexChannelCount") &&
+		    !strcmp(r->kmod.params[i].value, "0"))
+			return; /* IMEX switched off on purpose */
+	ct_m_path(c, p, sizeof p, "/dev/nvidia-caps-imex-channels");
+	if ((d = opendir(p)) != NULL) {
+		while ((de = readdir(d)) != NULL) {
+			char node_path[PATH_MAX + 256];
+			struct stat st;
+			if (strncmp(de->d_name, "channel", 7))
+				continue;
+			snprintf(node_path, sizeof node_path, "%s/%s", p, de->d_name);
+			if (stat(node_path, &st) < 0)
+				continue;
+			nodes++;
+			if (!S_ISCHR(st.st_mode) || (int)major(st.st_rdev) != major) {
+				bad++;
+				bad_major = major(st.st_rdev);
+			}
+		}
+		closedir(d);
+	}
+	if (!nodes) {
+		f = ct_m_add(c, CT_SEC_DEVICES, CT_SEV_INFO, CT_LAYER_DEVICE_NODE,
+			     "the driver offers IMEX channels (major %d) but /dev/nvidia-caps-imex-channels has no "
+			     "channel node: fabric memory (cuMemCreate / cuMemImportFromShareableHandle with "
+			     "CU_MEM_HANDLE_TYPE_FABRIC, multi-node NVLink, NCCL's MNNVL) fails with "
+			     "CUDA_ERROR_NOT_PERMITTED; the driver creates none itself",
+			     major);
+		ct_m_fix(f,
+			 "sudo mkdir -p /dev/nvidia-caps-imex-channels && sudo mknod -m 666 "
+			 "/dev/nvidia-caps-imex-channels/channel0 c %d 0 (or 'options nvidia "
+			 "NVreg_CreateImexChannel0=1' and reload the module); in a container pass the node (CDI, "
+			 "--device)",
+			 major);
+	} else if (bad) {
+		f = ct_m_add(
+			c, CT_SEC_DEVICES, CT_SEV_WARN, CT_LAYER_DEVICE_NODE,
+			"%d IMEX channel node(s) are not character devices of major %d (one is major %u): the "
+			"driver sees no channel there, and fabric memory fails with CUDA_ERROR_NOT_PERMITTED",
+			bad, major, bad_major);
+		ct_m_fix(f,
+			 "recreate them: sudo rm /dev/nvidia-caps-imex-channels/channel0 && sudo mknod -m 666 "
+			 "/dev/nvidia-caps-imex-channels/channel0 c %d 0",
+			 major);
+	}
+}
+
 void ct_m_check_hw(struct ct_mctx *c)
 {
 	struct ct_hw *h = &c->r->hw;
@@ -520,4 +592,5 @@ void ct_m_check_hw(struct ct_mctx *c)
 	check_module_file(c);
 	check_firmware(c);
 	check_kmsg(c);
+	check_imex(c);
 }
