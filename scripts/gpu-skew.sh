@@ -7,16 +7,19 @@
 # (tests/fixtures/h200-580/skew-*), what each program printed goes into
 # SCENARIOS.md ("real, not injected").
 #
-#   scripts/gpu-skew.sh [-r REALDIR] [-c CUTRACE] [OUTDIR]
+#   scripts/gpu-skew.sh [-r REALDIR] [-c CUTRACE] [-o OUTDIR | OUTDIR]
 #
-# REALDIR (default .real): the extracted packages (REALDIR/root/usr/lib/...),
-# made on the development machine by `tests/real/fetch.sh .real` and carried
-# here.  CUTRACE (default build/onefile/cutrace): the one-file cutrace built
+# REALDIR (default .real): the extracted packages (the dpkg -x root, searched
+# recursively), made on the development machine by `tests/real/fetch.sh DIR`
+# (DIR/root; the build tree's is build/tests/real-nvidia/root, 32 MB) and
+# carried here.  CUTRACE (default build/onefile/cutrace): the one-file cutrace built
 # by scripts/setup.sh, carried here (no libelf, no build needed); if it is
 # missing the tree is built with cmake -DCUTRACE_TESTS=OFF.  OUTDIR (default
 # $OUT) gets gpu-skew.md (the table), gpu-skew.log (every command's output,
 # the verdicts, `cutrace show` of each trace, doctor) and
-# gpu-skew-traces.tar.gz (the traces, gzipped one by one).
+# gpu-skew-traces.tar.gz (the traces, gzipped one by one), and per case
+# skew/CASE/ with each trace gzipped (*.cutrace.gz) and verdict.txt (what
+# cutrace run printed on stderr, then `cutrace show --no-time` of the traces).
 #
 # The cases (each under `cutrace run`):
 #   ldpath-*  LD_LIBRARY_PATH=STALE (prepended to what the machine has):
@@ -33,15 +36,17 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here" || exit 2
 REAL=.real CT=build/onefile/cutrace
-while getopts "r:c:h" o; do
+OUTDIR=
+while getopts "r:c:o:h" o; do
 	case $o in
 	r) REAL=$OPTARG ;;
 	c) CT=$OPTARG ;;
+	o) OUTDIR=$OPTARG ;;
 	*) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-OUTDIR=${1:-${OUT:-}}
+[ -n "$OUTDIR" ] || OUTDIR=${1:-${OUT:-}}
 [ -n "$OUTDIR" ] || { echo "gpu-skew: give OUTDIR (or set OUT)" >&2; exit 2; }
 mkdir -p "$OUTDIR" && OUTDIR=$(cd "$OUTDIR" && pwd) || exit 2
 W=$(mktemp -d "${TMPDIR:-/tmp}/cutrace-skew.XXXXXX")
@@ -96,13 +101,15 @@ NVCC=$cuda/bin/nvcc
 command -v nvcc >/dev/null && NVCC=$(command -v nvcc)
 P=$W/prog
 mkdir -p "$P"
-{
-	cc -O2 -I"$cuda/include" tests/programs/rt_probe.c -o "$P/rt11" -L"$RT11" -lcudart -Wl,-rpath,"$RT11" &&
-		"$NVCC" -O2 -x cu tests/programs/rt_probe.c -o "$P/rt13static" &&
-		"$NVCC" -O2 -x cu -cudart shared tests/programs/rt_probe.c -o "$P/rt13shared" &&
-		cc -O2 tests/programs/probe_linked.c -o "$P/runpath" -L"$STALE" -lcuda \
-			-Wl,--enable-new-dtags,-rpath,"$STALE"
-} >"$W/progs.log" 2>&1 || { cat "$W/progs.log"; die "building the programs failed"; }
+# each program on its own: a missing compiler skips its cases, nothing else
+cc -O2 -I"$cuda/include" tests/programs/rt_probe.c -o "$P/rt11" -L"$RT11" -lcudart -Wl,-rpath,"$RT11" >>"$W/progs.log" 2>&1 ||
+	echo "gpu-skew: rt11 not built (see progs.log in the log)" >&2
+"$NVCC" -O2 -x cu tests/programs/rt_probe.c -o "$P/rt13static" >>"$W/progs.log" 2>&1 ||
+	echo "gpu-skew: rt13static not built (nvcc?)" >&2
+"$NVCC" -O2 -x cu -cudart shared tests/programs/rt_probe.c -o "$P/rt13shared" >>"$W/progs.log" 2>&1 ||
+	echo "gpu-skew: rt13shared not built (nvcc?)" >&2
+cc -O2 -I"$cuda/include" tests/programs/probe_linked.c -o "$P/runpath" -L"$STALE" -lcuda \
+	-Wl,--enable-new-dtags,-rpath,"$STALE" >>"$W/progs.log" 2>&1 || echo "gpu-skew: runpath not built" >&2
 cat >"$P/torch_init.py" <<'EOF'
 import sys
 try:
@@ -147,6 +154,8 @@ EOF
 	"$NVCC" --version | tail -2
 	echo "stale: $(ls "$STALE" | tr '\n' ' ')"
 	sha256sum "$cu" "$ml" "$rt"
+	echo "==== building the programs"
+	cat "$W/progs.log"
 } >>"$log" 2>&1
 
 # ---- one case ----------------------------------------------------------------------------
@@ -157,6 +166,7 @@ case_run() { # name env-assignment|- command...: the command under cutrace run,
 	# or, for "probe", cutrace's own probe
 	local name=$1 envs=$2 d=$T/$1 r
 	shift 2
+	case $1 in /*) [ -x "$1" ] || { rows+=("| $name | - | (not built) | - |"); return; } ;; esac
 	mkdir -p "$d"
 	local cmd=("$CT" run --color=never --size 8M -o "$d" -- "$@")
 	[ "$1" = probe ] && cmd=("$CT" probe --color=never --size 8M -o "$d")
@@ -173,6 +183,19 @@ case_run() { # name env-assignment|- command...: the command under cutrace run,
 			"$CT" show --color=never --no-time "$f" 2>&1 | head -400
 		done
 	} >>"$log"
+	# per case: the traces gzipped and the verdict text, for fixtures
+	mkdir -p "$OUTDIR/skew/$name"
+	{
+		cat "$W/$name.err"
+		for f in "$d"/*.cutrace; do
+			[ -f "$f" ] || continue
+			echo "---- cutrace show --no-time $(basename "$f")"
+			"$CT" show --color=never --no-time "$f" 2>&1 | sed -n '/^  verdict/,$p' | head -60
+		done
+	} >"$OUTDIR/skew/$name/verdict.txt" 2>&1
+	for f in "$d"/*.cutrace; do
+		[ -f "$f" ] && gzip -9c "$f" >"$OUTDIR/skew/$name/$(basename "$f").gz"
+	done
 	local got verdict
 	got=$(grep -v '^$' "$W/$name.out" | tr '\n' ' ' | cut -c1-160)
 	verdict=$( (sed -n 's/^cutrace: pid [0-9]* ([^)]*) on [^:]*: //p' "$W/$name.err"
