@@ -434,6 +434,7 @@ static CUresult cuInit_at(int s_, unsigned flags)
 	struct outvals o = { 0 };
 	int64_t r = CUDA_ERROR_NOT_INITIALIZED;
 
+	ct_snapshot(); /* once: how libcuda was found, what sits in between */
 	inject_decide(CT_CALL_cuInit, NULL, &o);
 	rec_enter(&c, CT_CALL_cuInit, 1, flags, 0, "CUDA_VISIBLE_DEVICES", &o);
 	if (!inject_before(&r, &o) && real) {
@@ -770,10 +771,20 @@ static CUresult cuGetProcAddress_v2_at(int s_, const char *sym, void **pfn, int 
 	RESTORE_ERRNO;                                                                    \
 	return (nvmlReturn_t)r
 
-static nvmlReturn_t nvmlInit_at(int s_) { NVML_INIT_BODY(H_nvmlInit, CT_CALL_nvmlInit, (), 0, 0); }
-static nvmlReturn_t nvmlInit_v2_at(int s_) { NVML_INIT_BODY(H_nvmlInit_v2, CT_CALL_nvmlInit_v2, (), 0, 0); }
+/* each takes the process snapshot first (snapshot.c), once */
+static nvmlReturn_t nvmlInit_at(int s_)
+{
+	ct_snapshot();
+	NVML_INIT_BODY(H_nvmlInit, CT_CALL_nvmlInit, (), 0, 0);
+}
+static nvmlReturn_t nvmlInit_v2_at(int s_)
+{
+	ct_snapshot();
+	NVML_INIT_BODY(H_nvmlInit_v2, CT_CALL_nvmlInit_v2, (), 0, 0);
+}
 static nvmlReturn_t nvmlInitWithFlags_at(int s_, unsigned flags)
 {
+	ct_snapshot();
 	NVML_INIT_BODY(H_nvmlInitWithFlags, CT_CALL_nvmlInitWithFlags, (flags), 1, flags);
 }
 

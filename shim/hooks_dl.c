@@ -444,6 +444,9 @@ static void *dlopen_recorded(unsigned call, struct dlplan *pl, const char *file,
 	}
 	if (rec)
 		record_dlopen_exit(&w, call, seq, h, pl, errtext, injected, rule);
+	/* no libcuda: there will be no cuInit to take the snapshot before */
+	if (rec && !h && ct_lib_kind(file) == CT_LIB_CUDA)
+		ct_snapshot();
 	errno = saved;
 	return h;
 }

@@ -200,6 +200,15 @@ static inline void ct_w_u32(struct ct_w *w, uint16_t tag, uint32_t v) { ct_w_fix
 static inline void ct_w_u64(struct ct_w *w, uint16_t tag, uint64_t v) { ct_w_fixed(w, tag, &v, 8); }
 void ct_w_i64(struct ct_w *w, uint16_t tag, int64_t v) CT_HIDDEN;
 
+/* The process snapshot note (snapshot.c): once, before the first cuInit or
+ * nvmlInit, or at a failed dlopen of libcuda; reset in a fork child. */
+void ct_snapshot(void) CT_HIDDEN;
+void ct_snapshot_reset(void) CT_HIDDEN;
+/* the program's PT_INTERP (in memory), NULL when unknown */
+const char *ct_program_interp(void) CT_HIDDEN;
+/* the container toolkit's ld.so.conf.d drop-ins as "file=dir" lines */
+int ct_ldconf_dropins(char *out, size_t len) CT_HIDDEN;
+
 /* A one-record note (CT_REC_NOTE) with free text. */
 void ct_note(const char *text) CT_HIDDEN;
 

@@ -298,6 +298,7 @@ static void atfork_child(void)
 	start_real = real_ns();
 	is_fork_child = 1;
 	notes_reset(); /* the parent's reasons are the parent's */
+	ct_snapshot_reset();
 	__atomic_store_n(&ct_trace_state, TS_NONE, __ATOMIC_RELEASE);
 	ct_inject_after_fork();
 }
@@ -630,6 +631,20 @@ static void fill_context(struct cutrace_header *h)
 				ctx_str(&c, CT_CTX_DEVICES, line, 128);
 		}
 	}
+	/* how libraries are found: the loader, the toolkit's drop-ins, ld.so.preload */
+	if (ct_program_interp())
+		ctx_str(&c, CT_CTX_INTERP, ct_program_interp(), 256);
+	if (ct_ldconf_dropins(buf, sizeof buf) > 0) {
+		for (char *l = buf, *nl; l && *l; l = nl) {
+			nl = strchr(l, '\n');
+			if (nl)
+				*nl++ = 0;
+			ctx_str(&c, CT_CTX_LDCONF, l, 512);
+		}
+	}
+	n = ct_read_file("/etc/ld.so.preload", buf, 1024);
+	if (n > 0)
+		ctx_put(&c, CT_CTX_PRELOAD_FILE, buf, (size_t)n);
 	for (char **e = environ; e && *e; e++)
 		if (env_allowed(*e)) {
 			size_t k = ct_redact_str(*e, strnlen(*e, 2048), redacted, sizeof redacted);

@@ -612,6 +612,9 @@ SCENARIO_EXPECT = {
     "card-info-failed": ("probe", "resource-manager", 100),
     "gpu-lost": ("probe", "device-node", 100),
     "cc-not-ready": ("probe --ctx", "resource-manager", 999),
+    "caps-no-compute": ("rt_shared", "loader", 35),
+    "uvm-not-in-container": ("probe", "device-node", 999),
+    "sandbox-rejected": ("probe", "resource-manager", 100),
 }
 
 

@@ -50,6 +50,12 @@ set_target_properties(cutrace_fakenvml PROPERTIES OUTPUT_NAME nvidia-ml SOVERSIO
   LIBRARY_OUTPUT_DIRECTORY ${CUTRACE_FAKENVML_DIR} C_VISIBILITY_PRESET hidden)
 target_link_libraries(cutrace_fakenvml PRIVATE pthread)
 
+# a GPU-sharing interposer's stand-in (HAMi-core's libvgpu.so; catalog G5)
+add_library(cutrace_fakevgpu SHARED ${_rig_src}/fakevgpu.c)
+set_target_properties(cutrace_fakevgpu PROPERTIES OUTPUT_NAME vgpu
+  LIBRARY_OUTPUT_DIRECTORY ${CUTRACE_RIG_DIR}/interposer C_VISIBILITY_PRESET hidden)
+target_link_libraries(cutrace_fakevgpu PRIVATE dl)
+
 add_executable(cutrace_fakenv_selftest ${_rig_src}/fakenv_selftest.c)
 set_target_properties(cutrace_fakenv_selftest PROPERTIES OUTPUT_NAME fakenv_selftest
   RUNTIME_OUTPUT_DIRECTORY ${CUTRACE_RIG_DIR})

@@ -15,7 +15,8 @@ PROCESS_KEYS = {
     "flags": dict, "events": list, "stats": dict,
 }
 NULLABLE_STR = ["exe", "cwd", "host", "kernel", "machine", "driver_version",
-                "nvidia_version_text", "nvidia_module_version", "inject_rules"]
+                "nvidia_version_text", "nvidia_module_version", "inject_rules", "interp",
+                "ld_preload_file"]
 EVENT_KEYS = {
     "seq": int, "type": str, "call": str, "family": str, "tid": int, "t_ns": int,
     "depth": int, "returned": bool, "has_enter": bool, "target": str, "errno": int,

@@ -23,3 +23,8 @@ if(CUTRACE_PYTHON3)
 else()
   message(STATUS "unit_reader: python3 not found, the show --json end-to-end test is skipped")
 endif()
+
+# issue 19's verdicts on what the rig cannot make for real (test_diag_rt.c)
+add_executable(test_diag_rt ${CMAKE_CURRENT_LIST_DIR}/test_diag_rt.c)
+target_link_libraries(test_diag_rt PRIVATE cutrace_test_synth PkgConfig::CHECK)
+add_test(NAME unit_diag_runtime COMMAND test_diag_rt)

@@ -405,6 +405,9 @@ static inline __attribute__((always_inline)) void field_arg(struct ct_desc *d, u
 	case CT_FLD_FILESIZE: arg_uint(d, "file_size", f_u64(f)); return;
 	case CT_FLD_SEARCHED: arg_str(d, "searched", keep(d, f->data, f->len)); return;
 	case CT_FLD_ERRTEXT: arg_str(d, "errtext", keep(d, f->data, f->len)); return;
+	case CT_FLD_MAPLIBS: arg_str(d, "mapped", keep(d, f->data, f->len)); return;
+	case CT_FLD_MOUNT: arg_str(d, "libcuda_mount", keep(d, f->data, f->len)); return;
+	case CT_FLD_LDCACHE: arg_str(d, "ld_so_cache", keep(d, f->data, f->len)); return;
 	default:
 		/* a field from a newer minor version: keep its bytes under its number */
 		arg_bytes(d, keepf(d, "field_%u", f->tag), f->data, f->len);
@@ -810,6 +813,25 @@ static void describe_note(const struct ct_event *ev, struct ct_desc *d)
 	if (ev_str(ev, CT_FLD_TEXT, &p, &len)) {
 		set_target(d, p, len);
 		append_quoted(d->text_args, sizeof d->text_args, p, len);
+	}
+	/* the process snapshot (since 1.3): what it found, in the detail */
+	if (ev_str(ev, CT_FLD_MAPLIBS, &p, &len)) {
+		static const uint16_t tags[] = { CT_FLD_MAPLIBS, CT_FLD_MOUNT, CT_FLD_LDCACHE };
+		static const char *const what[] = { "mapped: ", "libcuda's mount: ", "ld.so.cache: " };
+		for (size_t i = 0; i < 3; i++) {
+			char v[512];
+			size_t n;
+			if (!ev_str(ev, tags[i], &p, &len))
+				continue;
+			n = len < sizeof v - 1 ? len : sizeof v - 1;
+			memcpy(v, p, n);
+			v[n] = 0;
+			for (char *c = v; *c; c++)
+				if (*c == '\n' || (unsigned char)*c < 0x20)
+					*c = ',';
+			ct_appendf(d->detail, sizeof d->detail, "%s%s%s", d->detail[0] ? "; " : "", what[i],
+				   v[0] ? v : "(none)");
+		}
 	}
 }
 

@@ -80,6 +80,20 @@ struct ct_diag {
 	struct fact rt_fail;
 	struct fact nvml_fail;
 
+	/* the process snapshot (format 1.3): how libcuda was found, what sits
+	 * between the program and the driver (issue 19, G1, G4, G5) */
+	struct fact snap;
+	bool cuda_deleted;     /* the mapped libcuda file was deleted */
+	char cuda_mapped[256]; /* libcuda's path as mapped */
+	char cuda_mount[256];  /* "<mount point> <root> <fstype> <source>" */
+	bool mount_deleted;    /* that mount's root was deleted on the host */
+	char interposer[128];  /* a known interposer mapped (HAMi-core's libvgpu.so, ...) */
+	char interposer_path[256];
+	int ldcache_so1, ldcache_so; /* in ld.so.cache: -1 unknown, 0 absent, 1 present */
+	char ldcache_so1_path[200];
+	bool rm_fail_nostatus; /* rm_fail is -1 EINVAL with no RM status */
+	int nv_ioctls;         /* NVIDIA ioctls that returned */
+
 	/* calls that never returned */
 	struct fact unfinished;      /* first driver/runtime/NVML call without exit */
 	int unfinished_fam;

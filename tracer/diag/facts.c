@@ -12,6 +12,7 @@
 /* every text here goes into a fixed buffer and is cut, on purpose, at its end */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -37,6 +38,7 @@ void ct_diag_begin(struct ct_diag *d, struct ct_trace *t)
 {
 	memset(d, 0, offsetof(struct ct_diag, nv));
 	d->t = t;
+	d->ldcache_so1 = d->ldcache_so = -1;
 	d->drv = ct_trace_driver_version(t);
 	d->cards = -1;
 	d->dev_count = -1;
@@ -178,6 +180,71 @@ static void on_dlopen(struct ct_diag *d, const struct ct_event *ev, const struct
 	}
 }
 
+/* the base name of the line [p, p+n) */
+static const char *line_base(const char *p, size_t n, size_t *bn)
+{
+	size_t i = n;
+	while (i && p[i - 1] != '/')
+		i--;
+	*bn = n - i;
+	return p + i;
+}
+
+/* the process snapshot (shim/snapshot.c): libcuda as mapped and where it
+ * came from, known interposers, what ld.so.cache says for libcuda */
+static void on_note(struct ct_diag *d, const struct ct_event *ev, const struct ct_desc *desc)
+{
+	char buf[3200];
+	const char *v;
+
+	if (d->snap.s.set || !str_field(ev, CT_FLD_MAPLIBS, buf, sizeof buf))
+		return;
+	set_fact(d, &d->snap, ev, desc, 0, "process snapshot", NULL);
+	for (const char *p = buf; *p;) {
+		size_t n = strcspn(p, "\n"), bn, pn = n;
+		bool del = n > 10 && !memcmp(p + n - 10, " (deleted)", 10);
+		const char *b;
+
+		if (del)
+			pn -= 10;
+		b = line_base(p, pn, &bn);
+		if (bn >= 10 && !memcmp(b, "libcuda.so", 10) && !d->cuda_mapped[0]) {
+			snprintf(d->cuda_mapped, sizeof d->cuda_mapped, "%.*s", (int)pn, p);
+			d->cuda_deleted = del;
+		} else if (!d->interposer[0] && ((bn >= 7 && !memcmp(b, "libvgpu", 7)) ||
+						 (bn >= 15 && !memcmp(b, "libcuda-control", 15)))) {
+			snprintf(d->interposer, sizeof d->interposer, "%.*s", (int)bn, b);
+			snprintf(d->interposer_path, sizeof d->interposer_path, "%.*s", (int)pn, p);
+		}
+		p += n;
+		p += *p == '\n';
+	}
+	if ((v = str_field(ev, CT_FLD_MOUNT, buf, sizeof buf)) != NULL) {
+		snprintf(d->cuda_mount, sizeof d->cuda_mount, "%s", v);
+		d->mount_deleted = strstr(v, "//deleted") != NULL;
+	}
+	if ((v = str_field(ev, CT_FLD_LDCACHE, buf, sizeof buf)) != NULL && strcmp(v, "-")) {
+		for (const char *p = v; *p;) {
+			size_t n = strcspn(p, "\n");
+			const char *eq = memchr(p, '=', n);
+			if (eq) {
+				bool so1 = (size_t)(eq - p) == 12 && !memcmp(p, "libcuda.so.1", 12);
+				bool so = (size_t)(eq - p) == 10 && !memcmp(p, "libcuda.so", 10);
+				int have = eq + 1 < p + n;
+				if (so1) {
+					d->ldcache_so1 = have;
+					snprintf(d->ldcache_so1_path, sizeof d->ldcache_so1_path, "%.*s",
+						 (int)(p + n - eq - 1), eq + 1);
+				} else if (so) {
+					d->ldcache_so = have;
+				}
+			}
+			p += n;
+			p += *p == '\n';
+		}
+	}
+}
+
 static void on_open(struct ct_diag *d, const struct ct_event *ev, const struct ct_desc *desc)
 {
 	int64_t node = 0;
@@ -262,6 +329,7 @@ static void on_ioctl(struct ct_diag *d, const struct ct_event *ev, const struct 
 		nv_key(nv, d->unfinished_io.path, sizeof d->unfinished_io.path);
 		return;
 	}
+	d->nv_ioctls++;
 	/* the version handshake */
 	if (nv->handshake.source != CT_NV_HS_NONE && nv->handshake.result != CT_NV_HS_UNKNOWN) {
 		/* a copy: the comparison below fills in the client's side */
@@ -307,6 +375,9 @@ static void on_ioctl(struct ct_diag *d, const struct ct_event *ev, const struct 
 	set_fact(d, f, ev, desc, nv->has_status && nv->ret >= 0 ? (int)nv->status : nv->err,
 		 nv->summary, ioctl_text(nv, text, sizeof text));
 	f->node_kind = nv->node_kind;
+	/* -1 EINVAL from an RM escape, the block never answered (G5) */
+	if (f == &d->rm_fail && nv->ret < 0 && nv->err == EINVAL && nv->family == CT_NV_FAM_RM)
+		d->rm_fail_nostatus = true;
 	nv_key(nv, f->path, sizeof f->path);
 	if (nv->injected)
 		f->s.injected = true;
@@ -395,6 +466,10 @@ void ct_diag_event(struct ct_diag *d, const struct ct_event *ev, const struct ct
 		}
 	}
 
+	if (ev->type == CT_REC_NOTE) {
+		on_note(d, ev, desc);
+		return;
+	}
 	if (c == CT_CALL_dlopen || c == CT_CALL_dlmopen) {
 		on_dlopen(d, ev, desc);
 		return;

@@ -735,6 +735,7 @@ static bool rule_libcuda_not_loaded(struct judge *j)
 {
 	struct ct_diag *d = j->d;
 	struct ct_verdict *v = j->v;
+	char caps[128];
 
 	if (d->cuda_loaded || !d->cuda_load_fail.s.set)
 		return false;
@@ -756,10 +757,98 @@ static bool rule_libcuda_not_loaded(struct judge *j)
 		 "run where the NVIDIA driver is installed: in a container start it with GPU access "
 		 "(--gpus all / CDI / the NVIDIA runtime) so libcuda.so.1 is mounted, or add its directory "
 		 "to the loader path (ldconfig, LD_LIBRARY_PATH)");
+	/* a container runtime told to leave CUDA out (catalog G1, mudler/LocalAI#11973) */
+	if (ct_trace_env(d->t, "NVIDIA_DRIVER_CAPABILITIES", caps, sizeof caps) && caps[0] &&
+	    !strstr(caps, "compute") && !strstr(caps, "all")) {
+		ct_appendf(v->summary, sizeof v->summary,
+			   "; NVIDIA_DRIVER_CAPABILITIES=%s has no 'compute': the container runtime mounted the "
+			   "driver's %s but not libcuda",
+			   caps, d->nvml_loaded ? "NVML (loaded here)" : "other libraries");
+		snprintf(v->fix, sizeof v->fix,
+			 "start the container with NVIDIA_DRIVER_CAPABILITIES=compute,utility (docker run --gpus all "
+			 "-e NVIDIA_DRIVER_CAPABILITIES=compute,utility ...; in Kubernetes in the container's env) so "
+			 "that the runtime mounts libcuda.so.1");
+	} else if (!strcmp(j->root->what, "libcuda.so") && d->ldcache_so1 == 1 && d->ldcache_so == 0) {
+		/* the development name only (catalog G1, NVIDIA/nvidia-container-toolkit#944) */
+		char dir[200];
+		const char *sl = strrchr(d->ldcache_so1_path, '/');
+		snprintf(dir, sizeof dir, "%.*s", sl ? (int)(sl - d->ldcache_so1_path) : 0,
+			 d->ldcache_so1_path);
+		ct_appendf(v->summary, sizeof v->summary,
+			   "; ld.so.cache has libcuda.so.1 (%s) but no libcuda.so: the driver or the container "
+			   "runtime provides only the versioned name, and this program asks for the development name",
+			   d->ldcache_so1_path);
+		snprintf(v->fix, sizeof v->fix,
+			 "load libcuda.so.1 (the name the driver guarantees), or add the link in the image: "
+			 "ln -s libcuda.so.1 %s/libcuda.so && ldconfig",
+			 dir[0] ? dir : "/usr/lib/x86_64-linux-gnu");
+	} else if (d->ldcache_so1 == 0) {
+		ct_appendf(v->summary, sizeof v->summary, "; ld.so.cache has no libcuda.so.1");
+	}
 	if (v->final_code == CT_cudaErrorInsufficientDriver && j->final == &d->rt_fail)
 		snprintf(v->hint, sizeof v->hint,
 			 "cudart reports this as 35 'CUDA driver version is insufficient', but no driver "
 			 "library was found at all: it is missing, not too old");
+	return true;
+}
+
+/* the loader: libcuda was deleted under the running process, or comes from a
+ * mount whose source is gone: a driver upgraded under a running pod (catalog
+ * G4: NVIDIA/gpu-operator#416, #902) */
+static bool rule_stale_driver_files(struct judge *j)
+{
+	struct ct_diag *d = j->d;
+	struct ct_verdict *v = j->v;
+	const struct fact *f = j->failed;
+
+	if (!d->snap.s.set || !(d->cuda_deleted || d->mount_deleted) || !f)
+		return false;
+	v->layer = CT_LAYER_LOADER;
+	v->step = d->snap.s;
+	if (d->cuda_deleted)
+		snprintf(v->summary, sizeof v->summary,
+			 "the libcuda this process mapped (%s) was deleted from disk after it was loaded%s%s%s: the "
+			 "driver was upgraded under the running process or pod; %s = %d followed",
+			 d->cuda_mapped, d->cuda_mount[0] ? " (mount: " : "", d->cuda_mount,
+			 d->cuda_mount[0] ? ")" : "", f->s.call, f->code);
+	else
+		snprintf(v->summary, sizeof v->summary,
+			 "libcuda (%s) comes from a mount whose source was deleted on the host (%s): the driver was "
+			 "upgraded under this pod and its view of the driver files is stale; %s = %d followed",
+			 d->cuda_mapped, d->cuda_mount, f->s.call, f->code);
+	snprintf(v->fix, sizeof v->fix,
+		 "restart the process, and in Kubernetes the pod (kubectl delete pod POD), so that it maps the "
+		 "installed driver; after a GPU-operator driver upgrade restart every GPU pod");
+	return true;
+}
+
+/* a known GPU-sharing interposer answered, and no driver call under it failed
+ * (catalog G5: HAMi-core's bare 'cuInit failed:100/999', Project-HAMi/HAMi#1202) */
+static bool rule_interposer(struct judge *j)
+{
+	struct ct_diag *d = j->d;
+	struct ct_verdict *v = j->v;
+	const struct fact *f = j->failed;
+
+	if (!d->interposer[0] || !f || f == &d->cuda_load_fail || f == &d->nvml_load_fail)
+		return false;
+	/* a failure under it is the cause (rule_low_level), the interposer a note */
+	if (d->open_fail.s.set || d->rm_fail.s.set || d->uvm_fail.s.set || d->hs_mismatch.s.set ||
+	    d->card_empty.s.set || d->caps_fail.s.set)
+		return false;
+	v->layer = CT_LAYER_DRIVER_API;
+	v->step = f->s;
+	snprintf(v->summary, sizeof v->summary,
+		 "%s = %d, and no driver call under it failed%s: the GPU-sharing interposer %s (%s) sits between "
+		 "the program and libcuda and answered for it; its own limits or device list gave this code, "
+		 "not the driver",
+		 f->s.call, f->code, d->nv_ioctls ? "" : " (no NVIDIA ioctl was made at all)", d->interposer,
+		 d->interposer_path);
+	snprintf(v->fix, sizeof v->fix,
+		 "run once without the interposer to see the driver's own answer (remove %s from LD_PRELOAD and "
+		 "/etc/ld.so.preload, or for HAMi a pod without the vGPU resource); check the interposer's log "
+		 "and that its release supports this driver (HAMi-core hangs or fails on 570/575)",
+		 d->interposer);
 	return true;
 }
 
@@ -867,6 +956,53 @@ static bool rule_no_module(struct judge *j)
 	return true;
 }
 
+/* -1 EINVAL from an RM escape: the driver answers a well-formed RM call
+ * with a status in the block; a filter in between said no (catalog G5:
+ * gVisor's nvproxy, google/gvisor#9846, #9372) */
+static void sandbox_text(struct ct_diag *d, const struct fact *f, struct ct_verdict *v)
+{
+	char rel[64] = "";
+	const char *arrow = strstr(f->what, " -> ");
+	int n = arrow ? (int)(arrow - f->what) : (int)strlen(f->what);
+
+	ct_trace_ctx_str(d->t, CT_CTX_KERNEL, 0, rel, sizeof rel);
+	snprintf(v->summary, sizeof v->summary,
+		 "%.*s returned -1 EINVAL with no RM status: the NVIDIA driver answers a well-formed RM call with a "
+		 "status in its parameter block, so something between the program and the driver rejected it: a "
+		 "sandbox's ioctl filter (gVisor's nvproxy rejects RM controls and classes it does not know) or an "
+		 "interposer%s",
+		 n, f->what,
+		 !strcmp(rel, "4.4.0") ? "; the kernel reports release 4.4.0, as gVisor's does" : "");
+	snprintf(v->fix, sizeof v->fix,
+		 "gVisor: use a runsc release whose nvproxy supports this driver version and this call (runsc "
+		 "--nvproxy; compare 'runsc --version' with the driver), or run without the sandbox; otherwise look "
+		 "for an LD_PRELOAD library or seccomp filter that handles ioctl");
+}
+
+/* no /dev/nvidia-uvm in a container whose host has nvidia_uvm loaded: the
+ * runtime's CDI spec predates the module (catalog G1, NVIDIA/nvidia-container-toolkit#50) */
+static void uvm_container_text(struct ct_diag *d, const struct fact *f, struct ct_verdict *v)
+{
+	char nvd[64], line[160];
+	bool host_uvm = false;
+
+	if (f->node_kind != CT_NODE_UVM || f->code != ENOENT ||
+	    !ct_trace_env(d->t, "NVIDIA_VISIBLE_DEVICES", nvd, sizeof nvd))
+		return;
+	for (unsigned i = 0; !host_uvm && ct_trace_ctx_str(d->t, CT_CTX_DEVICES, i, line, sizeof line); i++)
+		host_uvm = strstr(line, "nvidia-uvm") != NULL;
+	if (!host_uvm)
+		return;
+	ct_appendf(v->summary, sizeof v->summary,
+		   "; the host's nvidia_uvm is loaded (/proc/devices lists nvidia-uvm) but this container "
+		   "(NVIDIA_VISIBLE_DEVICES=%s) has no node: the runtime's CDI spec was generated before "
+		   "nvidia_uvm loaded, or the node was not passed",
+		   nvd);
+	snprintf(v->fix, sizeof v->fix,
+		 "on the host: sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml and recreate the "
+		 "container (or pass --device /dev/nvidia-uvm --device /dev/nvidia-uvm-tools)");
+}
+
 /* the earliest low-level failure before the final error: a device node, the
  * version handshake, an RM or UVM ioctl, an empty GPU list */
 static bool rule_low_level(struct judge *j)
@@ -895,6 +1031,8 @@ static bool rule_low_level(struct judge *j)
 	} else if (root == &d->open_fail || root == &d->caps_fail) {
 		v->layer = CT_LAYER_DEVICE_NODE;
 		device_node_text(root, v);
+		if (root == &d->open_fail)
+			uvm_container_text(d, root, v);
 	} else if (root == &d->uvm_fail) {
 		v->layer = CT_LAYER_UVM;
 		rm_text(root, v, true);
@@ -917,6 +1055,8 @@ static bool rule_low_level(struct judge *j)
 	} else {
 		v->layer = CT_LAYER_RESOURCE_MANAGER;
 		rm_text(root, v, false);
+		if (root == &d->rm_fail && d->rm_fail_nostatus)
+			sandbox_text(d, root, v);
 	}
 	return true;
 }
@@ -1047,8 +1187,10 @@ static bool (*const rules[])(struct judge *j) = {
 	rule_healthy,
 	rule_nvml_not_loaded,
 	rule_libcuda_not_loaded,
+	rule_stale_driver_files,
 	rule_stub_library,
 	rule_compat_unsupported,
+	rule_interposer,
 	rule_no_module,
 	rule_low_level,
 	rule_older_branch,
@@ -1147,6 +1289,18 @@ static void notes(struct judge *j)
 			   "%sCUDA itself initialized (cuInit = 0) and the program can use the "
 			   "GPU; NVML fails, and with it nvidia-smi, pynvml and GPU monitors",
 			   v->notes[0] ? "; " : "");
+	if (d->interposer[0] && !v->ok && !strstr(v->summary, d->interposer))
+		ct_appendf(v->notes, sizeof v->notes,
+			   "%sthe GPU-sharing interposer %s was in the process (%s): it intercepts CUDA calls and "
+			   "may change what they return",
+			   v->notes[0] ? "; " : "", d->interposer, d->interposer_path);
+	if (v->ok && (d->cuda_deleted || d->mount_deleted))
+		ct_appendf(v->notes, sizeof v->notes,
+			   "%sthe libcuda this process uses (%s) %s: the driver was upgraded under it; restart it "
+			   "before the next CUDA start-up fails",
+			   v->notes[0] ? "; " : "", d->cuda_mapped,
+			   d->cuda_deleted ? "was deleted after it was loaded"
+					   : "comes from a mount deleted on the host");
 	if (d->deepbind)
 		ct_appendf(v->notes, sizeof v->notes,
 			   "%s%s was loaded with RTLD_DEEPBIND: calls inside it may bypass "

@@ -183,6 +183,14 @@ static int json_process_begin(struct ct_show_ctx *c, struct ct_trace *t)
 	}
 	ct_json_obj_end(j);
 	kctx(j, t, "inject_rules", CT_CTX_INJECT);
+	/* since 1.3: how libraries are found */
+	kctx(j, t, "interp", CT_CTX_INTERP);
+	ct_json_key(j, "ld_conf_dropins");
+	ct_json_arr_begin(j);
+	for (unsigned i = 0; (p = ct_trace_ctx(t, CT_CTX_LDCONF, i, &len)); i++)
+		ct_json_strn(j, (const char *)p, len);
+	ct_json_arr_end(j);
+	kctx(j, t, "ld_preload_file", CT_CTX_PRELOAD_FILE);
 	ct_json_key(j, "notes");
 	ct_json_arr_begin(j);
 	for (unsigned i = 0; (p = ct_trace_ctx(t, CT_CTX_NOTE, i, &len)); i++)

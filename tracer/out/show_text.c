@@ -301,6 +301,21 @@ static int text_process_begin(struct ct_show_ctx *c, struct ct_trace *t)
 			fprintf(f, "... (%zu bytes)", n);
 		fputc('\n', f);
 	}
+	if (ct_trace_ctx_str(t, CT_CTX_INTERP, 0, buf, sizeof buf)) {
+		fprintf(f, "  loader   ");
+		put_cstr(f, buf);
+		fputc('\n', f);
+	}
+	for (unsigned i = 0; ct_trace_ctx_str(t, CT_CTX_LDCONF, i, buf, sizeof buf); i++) {
+		fprintf(f, "  %s", i ? "         " : "ld.conf  ");
+		put_cstr(f, buf);
+		fputc('\n', f);
+	}
+	if (ct_trace_ctx_str(t, CT_CTX_PRELOAD_FILE, 0, buf, sizeof buf)) {
+		fprintf(f, "  preload  /etc/ld.so.preload: ");
+		put_cstr(f, buf);
+		fputc('\n', f);
+	}
 	if (ct_trace_ctx_str(t, CT_CTX_INJECT, 0, buf, sizeof buf)) {
 		fprintf(f, "  inject   ");
 		put_cstr(f, buf);

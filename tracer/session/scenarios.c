@@ -96,6 +96,15 @@ const struct ct_scenario ct_scenarios[] = {
 	  NULL,
 	  "not yet run on the GPU: the CUDA code of this case is not documented (catalog G8); channels "
 	  "are allocated at context creation, so cuInit succeeds and the first context fails" },
+	/* issue 19: the failure catalog's Part C (G1 container runtime, G5 sandboxes) */
+	{ "caps-no-compute", "the container runtime was told NVIDIA_DRIVER_CAPABILITIES without 'compute': NVML but no libcuda", "G1",
+	  "dlopen:lib=libcuda.so*:error=ENOENT", "NVIDIA_DRIVER_CAPABILITIES=utility",
+	  "not run on the GPU yet (the rule is no-driver-library's: probe dlopen fails, cudart 35)" },
+	{ "uvm-not-in-container", "the container has no /dev/nvidia-uvm while the host's nvidia_uvm is loaded (CDI spec generated before it)", "G1, B.12",
+	  "open:path=/dev/nvidia-uvm:error=ENOENT", "NVIDIA_VISIBLE_DEVICES=all",
+	  "not run on the GPU yet (the rule is uvm-missing's: cuInit 999, cudart 999)" },
+	{ "sandbox-rejected", "a sandbox's ioctl filter rejects an RM control (GPU_ATTACH_IDS) with EINVAL (gVisor nvproxy)", "G5",
+	  "ioctl:cmd=0x215:error=EINVAL", NULL, "not run on the GPU yet (the rig's libcuda gives 100, as gVisor's google/gvisor#9846 reports)" },
 	{ NULL, NULL, NULL, NULL, NULL, NULL },
 };
 /* clang-format on */

@@ -1,5 +1,5 @@
 /*
- * cutrace trace file format, version 1.2.
+ * cutrace trace file format, version 1.3.
  *
  * This header is the only definition of the on-disk layout.  libcutrace.so
  * writes it, the cutrace CLI reads it; nothing else crosses between them.
@@ -82,7 +82,7 @@
 
 #define CUTRACE_MAGIC           "CUTRACE"   /* 8 bytes with the NUL */
 #define CUTRACE_VERSION_MAJOR   1
-#define CUTRACE_VERSION_MINOR   2
+#define CUTRACE_VERSION_MINOR   3
 #define CUTRACE_ENDIAN_PROBE    0x01020304u
 #define CUTRACE_HEADER_AREA     4096u       /* header page; ctx starts here */
 #define CUTRACE_COUNTERS_OFF    1024u       /* commit counters in the header page */
@@ -236,6 +236,18 @@ enum {
 	CT_FLD_FILESIZE,     /* u64: size of the loaded library file */
 	CT_FLD_SEARCHED,     /* str: path the shim resolved for the caller's search path */
 	CT_FLD_ERRTEXT,      /* str: why a user pointer could not be read, etc. */
+	/* since 1.3: the process snapshot, a note written once before the first
+	 * cuInit or nvmlInit (or at the first failed dlopen of libcuda).
+	 * CT_FLD_MAPLIBS, str: '\n'-separated paths of the driver libraries and
+	 * the preloaded or interposing objects mapped (/proc/self/maps, with
+	 * " (deleted)" as the kernel writes it).  CT_FLD_MOUNT, str: the mount
+	 * holding the mapped libcuda (/proc/self/mountinfo), "<mount point>
+	 * <root> <fstype> <source>".  CT_FLD_LDCACHE, str: '\n'-separated
+	 * "name=path" (path "" when absent) for libcuda.so.1 and libcuda.so in
+	 * /etc/ld.so.cache, or "-" when the cache is unreadable. */
+	CT_FLD_MAPLIBS,
+	CT_FLD_MOUNT,
+	CT_FLD_LDCACHE,
 	CT_FLD__COUNT
 };
 
@@ -255,6 +267,13 @@ enum {
 	CT_CTX_INJECT,         /* str: the CUTRACE_INJECT rules in force */
 	CT_CTX_CMDLINE_LEN,    /* u32: full length of the command line */
 	CT_CTX_NOTE,           /* str: a note from the shim (why degraded, ...) */
+	/* since 1.3: CT_CTX_INTERP, str: the program's ELF interpreter
+	 * (PT_INTERP); CT_CTX_LDCONF, str: "<file>=<first directory>" of an
+	 * /etc/ld.so.conf.d 00-compat-* or 00-nvcr-* drop-in of the container
+	 * toolkit; CT_CTX_PRELOAD_FILE, str: /etc/ld.so.preload (bounded) */
+	CT_CTX_INTERP,
+	CT_CTX_LDCONF,
+	CT_CTX_PRELOAD_FILE,
 	CT_CTX__COUNT
 };
 
