@@ -514,14 +514,17 @@ static void ctx_str(struct ctxw *c, uint16_t tag, const char *s, size_t cap)
 /* allowlist: only variables that decide CUDA start-up; never secrets */
 static bool env_allowed(const char *e)
 {
+	/* clang-format off */
 	static const char *const exact[] = {
 		"LD_LIBRARY_PATH", "LD_PRELOAD", "RANK", "LOCAL_RANK", "WORLD_SIZE",
 		"LOCAL_WORLD_SIZE", "GROUP_RANK", "NODE_RANK", "SLURM_PROCID", "SLURM_LOCALID",
 		"SLURM_JOB_ID", "SLURM_NODEID", "SLURM_STEP_GPUS", "SLURM_JOB_GPUS",
+		"SLURM_STEP_ID", "SLURMD_NODENAME",
 		"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "PMI_RANK", "PMIX_RANK",
 		"MV2_COMM_WORLD_RANK", "GPU_DEVICE_ORDINAL", "PYTORCH_CUDA_ALLOC_CONF",
 		"TORCHELASTIC_RUN_ID", "MASTER_PORT", "NCCL_NVLS_ENABLE", "NCCL_DEBUG",
 		"NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE", "NCCL_IB_DISABLE", NULL };
+	/* clang-format on */
 	static const char *const prefix[] = { "CUDA_", "NVIDIA_", "CUTRACE_", "__NV_", NULL };
 	const char *eq = strchr(e, '=');
 	size_t n;

@@ -26,6 +26,8 @@ static void usage(FILE *f)
 		"                             textfile collector)\n"
 		"  --json                     the same as --format=json\n"
 		"  -o, --output=FILE          write to FILE instead of standard output\n"
+		"  --summary                  only the job summary (text): processes healthy and\n"
+		"                             failed, ranks and hosts, failures grouped by verdict\n"
 		"  --no-time                  leave out timestamps and durations (stable output)\n"
 		"  --raw                      JSON: include the recorded parameter blocks as hex\n"
 		"  --color=auto|always|never  colour the text output (auto: on a terminal, unless NO_COLOR)\n"
@@ -85,6 +87,8 @@ int cmd_show(int argc, char **argv)
 			return CT_EXIT_OK;
 		} else if (!strcmp(a, "--json")) {
 			o.ops = ct_show_format("json");
+		} else if (!strcmp(a, "--summary")) {
+			o.summary_only = true;
 		} else if (!strcmp(a, "--no-time")) {
 			o.no_time = true;
 		} else if (!strcmp(a, "--raw")) {

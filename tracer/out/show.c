@@ -285,8 +285,9 @@ int ct_show_run(const struct ct_show_opts *o, char **args, int nargs)
 
 	/* a job (several traces): the text output starts with the summary, so
 	 * diagnose everything once before showing it */
-	if (o->ops == &ct_show_text_ops && list.n > 1) {
-		struct ct_verdict *pre = calloc((size_t)list.n, sizeof *pre);
+	int nshow = list.n;
+	if ((o->ops == &ct_show_text_ops && list.n > 1) || o->summary_only) {
+		struct ct_verdict *pre = calloc((size_t)list.n + 1, sizeof *pre);
 		int k = 0, bad = 0;
 		char err[600];
 		for (int i = 0; pre && i < list.n; i++)
@@ -294,9 +295,18 @@ int ct_show_run(const struct ct_show_opts *o, char **args, int nargs)
 				k++;
 			else
 				bad++;
-		if (pre) {
+		if (pre && (k || !o->summary_only)) {
 			ct_summary_text(ctx.out, pre, k, bad);
-			fputc('\n', ctx.out);
+			if (!o->summary_only)
+				fputc('\n', ctx.out);
+		}
+		/* --summary: that is all */
+		for (int i = 0; o->summary_only && pre && i < k; i++)
+			sum.processes_failed += !pre[i].ok;
+		if (o->summary_only) {
+			sum.readable = k;
+			sum.bad += bad;
+			nshow = 0;
 		}
 		free(pre);
 	}
@@ -306,7 +316,7 @@ int ct_show_run(const struct ct_show_opts *o, char **args, int nargs)
 	for (int a = 0; a < nargs && !out_failed && arg_err; a++)
 		if (arg_err[a] && it->ops->bad_file)
 			it->ops->bad_file(&ctx, args[a], arg_err[a]);
-	for (int i = 0; i < list.n && !out_failed; i++) {
+	for (int i = 0; i < nshow && !out_failed; i++) {
 		int r = show_file(it, list.path[i], list.in_dir[i]);
 		sum.files++;
 		if (r == 0) {

@@ -77,6 +77,7 @@ struct ct_show_opts {
 	const struct ct_show_ops *ops;   /* ct_show_format(...) */
 	bool no_time;                    /* --no-time */
 	const char *out_path;            /* -o FILE, NULL: standard output */
+	bool summary_only;               /* --summary: only the job summary (text) */
 };
 /* the format called name ("text", "json", "chrome", "prometheus"), NULL when there is none */
 const struct ct_show_ops *ct_show_format(const char *name);
