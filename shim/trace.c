@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "parse.h"
 #include "redact.h"
+#include "tracedir.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -446,31 +447,6 @@ static void check_reals(void)
 
 /* ---- trace file creation ---------------------------------------------------- */
 
-/* Refuse a directory we do not own or that others may write without the
- * sticky bit: someone else could plant or swap our trace files there. */
-static int dir_ok(const char *dir, char *why, size_t whylen)
-{
-	struct stat st;
-
-	if (ct_sys_fstatat(AT_FDCWD, dir, &st, 0) < 0) {
-		snprintf(why, whylen, "%s: %s", dir, ct_errno_text(errno));
-		return -1;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		snprintf(why, whylen, "%s is not a directory", dir);
-		return -1;
-	}
-	if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
-		snprintf(why, whylen, "%s is world-writable without the sticky bit", dir);
-		return -1;
-	}
-	if (st.st_uid != geteuid() && st.st_uid != 0) {
-		snprintf(why, whylen, "%s is owned by uid %u, not by us", dir, (unsigned)st.st_uid);
-		return -1;
-	}
-	return 0;
-}
-
 static void sanitize(char *s)
 {
 	for (; *s; s++)
@@ -660,43 +636,46 @@ static void fill_context(struct cutrace_header *h)
 
 static int create_trace(void)
 {
-	char path[768], host[128] = "host", why[1024];
+	char path[768], fname[200], host[128] = "host", why[1024];
 	struct utsname u;
 	struct cutrace_header *h;
 	uint64_t size = size_within_rlimit(ct_cfg.size);
-	int fd = -1, err;
+	int fd = -1, dfd = -1, err;
 
 	if (uname(&u) == 0)
 		snprintf(host, sizeof host, "%s", u.nodename);
 	sanitize(host);
 
-	/* the directory: create it (0700) if missing, then check it */
-	if (mkdir(ct_cfg.dir, 0700) < 0 && errno != EEXIST) {
-		snprintf(why, sizeof why, "cannot create %s: %s", ct_cfg.dir, ct_errno_text(errno));
-		goto fail;
-	}
-	if (dir_ok(ct_cfg.dir, why, sizeof why) < 0)
-		goto fail;
+	/* the directory: opened component by component, every one checked
+	 * through its fd (common/tracedir.c: no symbolic link others could have
+	 * planted, nothing owned by another user, no world-writable directory
+	 * without the sticky bit); the last one made 0700 if missing.  The file
+	 * is then created relative to that fd. */
 	if (size < CT_MIN_SIZE) {
 		snprintf(why, sizeof why, "file size limit too small for a trace");
 		goto fail;
 	}
+	dfd = ct_tracedir_open(ct_cfg.dir, 1, why, sizeof why);
+	if (dfd < 0)
+		goto fail;
 
 	for (int attempt = 0; attempt < 8 && fd < 0; attempt++) {
 		if (attempt == 0)
-			snprintf(path, sizeof path, "%s/%s-%d-%llu.cutrace", ct_cfg.dir, host,
-				 (int)ct_pid, (unsigned long long)start_real);
+			snprintf(fname, sizeof fname, "%s-%d-%llu.cutrace", host, (int)ct_pid,
+				 (unsigned long long)start_real);
 		else
-			snprintf(path, sizeof path, "%s/%s-%d-%llu-%d.cutrace", ct_cfg.dir, host,
-				 (int)ct_pid, (unsigned long long)start_real, attempt);
-		fd = ct_sys_open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+			snprintf(fname, sizeof fname, "%s-%d-%llu-%d.cutrace", host, (int)ct_pid,
+				 (unsigned long long)start_real, attempt);
+		snprintf(path, sizeof path, "%s/%s", ct_cfg.dir, fname);
+		fd = (int)syscall(SYS_openat, dfd, fname, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+				  0600);
 		if (fd < 0 && errno != EEXIST)
 			break;
 	}
 	if (fd < 0) {
 		snprintf(why, sizeof why, "cannot create a trace file in %s: %s", ct_cfg.dir,
 			 ct_errno_text(errno));
-		goto fail;
+		goto fail_dir;
 	}
 	/* reserve the blocks now; halve on ENOSPC down to the minimum */
 	for (;;) {
@@ -737,9 +716,11 @@ static int create_trace(void)
 		ct_bus_guard_forget();
 		munmap(trace_map, size);
 		trace_map = NULL;
-		unlink(path);
+		(void)syscall(SYS_unlinkat, dfd, fname, 0);
+		ct_sys_close(dfd);
 		goto fail;
 	}
+	ct_sys_close(dfd);
 	h->endian = CUTRACE_ENDIAN_PROBE;
 	h->version_major = CUTRACE_VERSION_MAJOR;
 	h->version_minor = CUTRACE_VERSION_MINOR;
@@ -777,8 +758,10 @@ static int create_trace(void)
 	return 0;
 
 fail_unlink:
-	unlink(path);
+	(void)syscall(SYS_unlinkat, dfd, fname, 0);
 	ct_sys_close(fd);
+fail_dir:
+	ct_sys_close(dfd);
 fail:
 	ct_warn_once("tracing disabled: %s", why);
 	return -1;

@@ -31,6 +31,7 @@
 #include "embed.h"
 #include "inject_rules.h"
 #include "parse.h"
+#include "tracedir.h"
 
 int ct_find_shim(char *out, size_t len)
 {
@@ -79,10 +80,13 @@ static void make_parents(const char *dir)
 	}
 }
 
-/* Check (and create) a trace directory the way the shim will judge it. */
+/* Check (and create) a trace directory the way the shim will judge it:
+ * component by component, no symbolic link others could have planted, no
+ * component owned by another user, also for root (common/tracedir.c). */
 int ct_prepare_dir(const char *dir, char *why, size_t whylen)
 {
-	struct stat st;
+	char w[PATH_MAX + 128];
+	int fd;
 
 	if (mkdir(dir, 0700) < 0 && errno == ENOENT) {
 		make_parents(dir);
@@ -92,27 +96,12 @@ int ct_prepare_dir(const char *dir, char *why, size_t whylen)
 		snprintf(why, whylen, "cannot create trace directory %s: %s", dir, strerror(errno));
 		return -1;
 	}
-	if (stat(dir, &st) < 0) {
-		snprintf(why, whylen, "cannot use trace directory %s: %s", dir, strerror(errno));
+	fd = ct_tracedir_open(dir, 1, w, sizeof w);
+	if (fd < 0) {
+		snprintf(why, whylen, "cannot use trace directory %s: %s", dir, w);
 		return -1;
 	}
-	if (!S_ISDIR(st.st_mode)) {
-		snprintf(why, whylen, "trace directory %s is not a directory", dir);
-		return -1;
-	}
-	if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
-		snprintf(why, whylen, "trace directory %s is world-writable without the sticky bit", dir);
-		return -1;
-	}
-	/* as the shim judges it (shim/trace.c dir_ok): ours, or root's; root
-	 * running cutrace does not make another user's directory usable */
-	if (st.st_uid != geteuid() && st.st_uid != 0) {
-		snprintf(why, whylen,
-			 "trace directory %s belongs to another user (uid %u): the shim would not "
-			 "trace into it",
-			 dir, (unsigned)st.st_uid);
-		return -1;
-	}
+	close(fd);
 	if (access(dir, W_OK | X_OK) < 0) {
 		snprintf(why, whylen, "trace directory %s is not writable: %s", dir, strerror(errno));
 		return -1;
@@ -709,16 +698,19 @@ int ct_run_setup(struct ct_run_opts *o)
 	o->dir_created = false;
 	if (o->dir_arg) {
 		int old;
-		if (!realpath(o->dir_arg, dirbuf)) {
-			if (ct_prepare_dir(o->dir_arg, why, sizeof why) < 0 || !realpath(o->dir_arg, dirbuf)) {
-				ct_err("%s", why);
-				return -1;
-			}
-			o->dir_created = true;
-		} else if (ct_prepare_dir(dirbuf, why, sizeof why) < 0) {
+		struct stat st;
+		bool existed = stat(o->dir_arg, &st) == 0;
+		/* judged as given, before realpath: a symbolic link planted on the
+		 * way must be refused, not resolved */
+		if (ct_prepare_dir(o->dir_arg, why, sizeof why) < 0) {
 			ct_err("%s", why);
 			return -1;
 		}
+		if (!realpath(o->dir_arg, dirbuf)) {
+			ct_err("cannot resolve trace directory %s: %s", o->dir_arg, strerror(errno));
+			return -1;
+		}
+		o->dir_created = !existed;
 		if (!o->print_only && (old = dir_has_traces(dirbuf)) > 0) {
 			ct_err("%s already holds %d trace file%s of an earlier run: they would be mixed into this "
 			       "run's verdicts; give a new directory, or remove them",
