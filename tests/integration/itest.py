@@ -429,6 +429,19 @@ for _v in VERDICTS:
 
 
 @test
+def t_run_kernel_log_note():
+    # a GPU that failed to start for real (not injected): run reads the kernel
+    # log where it can and says what it found (tracer/diag/kmsg.h); injected: not
+    r = cutrace_run([PROBE], rig_env(FAKENV_GPU_OPEN_ERRNO="EIO"))
+    need("cutrace: kernel log" in r.err or "kernel log is not readable" in r.err, "kernel log note", r.err)
+    cleanup(r)
+    r = cutrace_run([PROBE], rig_env(), scenario="gpu-init-failed")
+    need("cutrace: kernel log" not in r.err and "kernel log is not readable" not in r.err,
+         "no kernel log note for an injected failure", r.err)
+    cleanup(r)
+
+
+@test
 def t_verdict_healthy_exit_codes():
     r = cutrace_run([PROBE], rig_env())
     need(r.rc == 0 and "OK" in r.err, "healthy probe", r.err)

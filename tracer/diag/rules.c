@@ -71,8 +71,8 @@ static const char *node_label(unsigned kind)
 	"/proc/driver/nvidia/capabilities/*/access"
 
 #define FIX_GPU_INIT                                                                                         \
-	"look for 'RmInitAdapter failed' / 'rm_init_adapter failed' in dmesg ('cutrace doctor' decodes "     \
-	"it where the kernel log is readable); reset or power-cycle the GPU and check that the GSP "         \
+	"look for 'RmInitAdapter failed' / 'rm_init_adapter failed' in dmesg ('cutrace run' and 'doctor' "   \
+	"decode it where the kernel log is readable); reset or power-cycle the GPU and check that the GSP "  \
 	"firmware matches the driver version (/lib/firmware/nvidia/VERSION/gsp_*.bin)"
 
 /* a failed open of an NVIDIA node: the first row whose errno and node kind

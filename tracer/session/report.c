@@ -1,7 +1,9 @@
 /* After a run: the verdict of every traced process (run.h, ct_run_report). */
 #include "tracer.h"
+#include "kmsg.h"
 #include "run.h"
 #include "diag.h"
+#include "xlat.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +40,45 @@ void ct_run_proc_ends(const char *dir, char **paths, int n, struct ct_proc_end *
 		ct_spawn_end_of(dir, ids[i].pid, last_image, ids[i].exited, &ends[i]);
 	}
 	free(ids);
+}
+
+/* A GPU that failed to start, or was lost, in a real (not injected) failure
+ * on this machine: the kernel log says why, where it is readable
+ * (/dev/kmsg; optional, tracer/diag/kmsg.h) */
+static void kernel_log_note(const struct ct_verdict *v, int n, FILE *out)
+{
+	struct ct_kmsg k;
+	bool gpu = false;
+
+	for (int i = 0; i < n && !gpu; i++)
+		gpu = !v[i].ok && !v[i].injected &&
+		      (strstr(v[i].summary, "failed to initialize in the kernel") ||
+		       strstr(v[i].summary, "the GPU is lost"));
+	if (!gpu)
+		return;
+	ct_kmsg_scan("/dev/kmsg", 100000, &k);
+	if (!k.read) {
+		fprintf(out,
+			"cutrace: the kernel log is not readable here (%s): 'sudo dmesg | grep NVRM' "
+			"says why the GPU failed\n",
+			strerror(k.err));
+		return;
+	}
+	if (k.rminit) {
+		const char *sn = ct_rminit_stage_name(k.stage), *st = ct_rminit_stage_text(k.stage);
+		const char *status = ct_nv_status_name(k.status, 0);
+		fprintf(out, "cutrace: kernel log: RmInitAdapter failed! (0x%x:0x%x:%u) = %s, %s: %s\n",
+			k.stage, k.status, k.src_line, sn ? sn : "unknown stage",
+			status ? status : "unknown NV_STATUS",
+			st ? st : "see tracer/decode/ABI.md Appendix B");
+	}
+	for (int kind = CT_KMSG_NEEDS_OPEN; kind <= CT_KMSG_FELL_OFF; kind++)
+		if (k.line[kind][0])
+			fprintf(out, "cutrace: kernel log: %s\n", k.line[kind]);
+	if (!k.rminit && !k.line[CT_KMSG_FELL_OFF][0] && !k.line[CT_KMSG_FIRMWARE][0])
+		fprintf(out,
+			"cutrace: kernel log: no RmInitAdapter or 'fallen off the bus' line (%u lines read)\n",
+			k.records);
 }
 
 int ct_run_report(const struct ct_run_opts *o, FILE *out)
@@ -101,6 +142,7 @@ int ct_run_report(const struct ct_run_opts *o, FILE *out)
 			}
 		}
 	}
+	kernel_log_note(v, n, out);
 	if (n - bad > 1 && !o->quiet) {
 		/* compact the good entries so the summary only sees real verdicts */
 		int k = 0;
