@@ -101,11 +101,17 @@ static inline bool sym_interesting(const char *n)
 /* ---- dlerror bookkeeping ------------------------------------------------------- */
 static CT_TLS char dlerr_buf[512];
 static CT_TLS int dlerr_pending;
+/* the errno glibc's dlerror() left when it gave us the kept text (it formats
+ * the message then: 2 measured on 2.36 after a failed dlopen); the program's
+ * dlerror() that hands the copy back leaves the same.  -1: none (a text we
+ * built, or an injected failure) */
+static CT_TLS int dlerr_errno = -1;
 
 static void keep_error(const char *e)
 {
 	size_t n;
 
+	dlerr_errno = -1;
 	if (!e) {
 		return;
 	}
@@ -120,10 +126,23 @@ static void keep_error(const char *e)
 /* Before our own dl* calls: park the program's pending error (if any). */
 void ct_dl_park(void) CT_HIDDEN;
 void ct_dl_unpark(void) CT_HIDDEN;
+/* read glibc's pending error into our copy, with the errno its dlerror
+ * leaves (kept for the program's dlerror); the program's errno is untouched */
+static void keep_glibc_error(void)
+{
+	int saved = errno, after;
+	const char *e = ct_dl.dlerror ? ct_dl.dlerror() : NULL;
+
+	after = errno;
+	errno = saved;
+	keep_error(e);
+	if (e)
+		dlerr_errno = after;
+}
+
 static void internal_begin(void)
 {
-	if (ct_dl.dlerror)
-		keep_error(ct_dl.dlerror());
+	keep_glibc_error();
 }
 
 /* After them: drop whatever error our calls left behind. */
@@ -161,6 +180,8 @@ char *dlerror(void)
 	}
 	if (dlerr_pending) {
 		dlerr_pending = 0;
+		if (dlerr_errno >= 0)
+			errno = dlerr_errno;
 		return dlerr_buf;
 	}
 	return NULL;
@@ -438,7 +459,7 @@ static void *dlopen_recorded(unsigned call, struct dlplan *pl, const char *file,
 		saved = errno;
 		if (!h) {
 			/* read the reason now (it is consumed) and keep it for the program */
-			keep_error(ct_dl.dlerror());
+			keep_glibc_error();
 			errtext = dlerr_pending ? dlerr_buf : NULL;
 		}
 	}
@@ -580,6 +601,7 @@ static void keep_undefined(const char *file, const char *name, const char *ver)
 	else
 		snprintf(dlerr_buf, sizeof dlerr_buf, "%s: undefined symbol: %s", file, name);
 	dlerr_pending = 1;
+	dlerr_errno = -1;
 }
 
 /* RTLD_DEFAULT also covers a dlopen'ed caller's own dependencies (its local
@@ -601,7 +623,7 @@ static void *in_caller_scope(const char *name, const char *ver, const void *call
 	if (p) /* the caller's scope holds the shim: the global one, searched already */
 		keep_undefined(file_of(caller, &f) ? f : NULL, name, ver);
 	else
-		keep_error(ct_dl.dlerror());
+		keep_glibc_error();
 	return NULL;
 }
 
@@ -667,7 +689,7 @@ static void *lookup(void *h, const char *name, const char *ver, const void *call
 			return NULL;
 		}
 	} else if (h != RTLD_DEFAULT) {
-		keep_error(ct_dl.dlerror()); /* names the handle's object, as it should */
+		keep_glibc_error(); /* names the handle's object, as it should */
 		return NULL;
 	} else {
 		internal_end(); /* names the shim, not the caller */
@@ -744,6 +766,53 @@ static __attribute__((noinline)) void *dlsym_slow(void *h, const char *name, con
 	return out;
 }
 
+/*
+ * dlsym(RTLD_NEXT, name) of a name the shim exports, from an object that
+ * comes before the shim in the global scope (the main program, an earlier
+ * preload): glibc would search the objects after the caller, and the shim is
+ * one of them, so the real look-up finds our own export where the program
+ * without the shim finds the next definition or nothing.  Answer as glibc
+ * would: the objects between the caller and the shim, then those after the
+ * shim; a definition found is handed out wrapped (as dlsym hands out every
+ * hooked name), none is a failure with glibc's text.  NEXT_NA: the caller is
+ * not before the shim, the real look-up (a sibling call) is already right.
+ */
+#define NEXT_NA ((void *)-1)
+static __attribute__((noinline)) void *next_before_shim(const char *name, const char *ver, const void *caller)
+{
+	struct link_map *me, *lm, *l;
+	const char *f = NULL;
+	int saved = errno;
+	void *p = NULL;
+
+	ct_busy++;
+	me = ct_link_map_of((const void *)next_before_shim);
+	lm = ct_link_map_of(caller);
+	for (l = lm; l && l != me; l = l->l_next)
+		;
+	if (!me || !lm || lm == me || l != me) {
+		ct_busy--;
+		errno = saved;
+		return NEXT_NA;
+	}
+	internal_end(); /* the program's dlsym forgets an older error, as glibc's does */
+	for (l = lm->l_next; l && l != me && !p; l = l->l_next) {
+		p = sym_in(l, name, ver);
+		if (p && ct_link_map_of(p) != l)
+			p = NULL; /* found in one of l's dependencies: its own turn comes */
+	}
+	if (!p)
+		p = sym_in(RTLD_NEXT, name, ver);
+	internal_end();
+	if (p)
+		p = ct_cuda_wrap(name, p);
+	else
+		keep_undefined(file_of(caller, &f) ? f : main_file(), name, ver);
+	ct_busy--;
+	errno = saved;
+	return p;
+}
+
 CT_EXPORT void *dlsym(void *h, const char *name);
 void *dlsym(void *h, const char *name)
 {
@@ -753,6 +822,11 @@ void *dlsym(void *h, const char *name)
 			return NULL;
 	}
 	dl_call_starts();
+	if (unlikely(h == RTLD_NEXT) && !ct_busy && sym_interesting(name) && ct_cuda_is_hooked(name)) {
+		void *p = next_before_shim(name, NULL, __builtin_return_address(0));
+		if (p != NEXT_NA)
+			return p;
+	}
 	/* RTLD_NEXT is relative to the caller: only a sibling call keeps that */
 	if (h == RTLD_NEXT || ct_busy || !sym_interesting(name))
 		return ct_real.dlsym(h, name);
@@ -775,6 +849,11 @@ void *dlvsym(void *h, const char *name, const char *ver)
 	/* glibc declares ver nonnull; a program may still pass NULL */
 	__asm__("" : "+r"(v));
 	dl_call_starts();
+	if (unlikely(h == RTLD_NEXT) && !ct_busy && v && sym_interesting(name) && ct_cuda_is_hooked(name)) {
+		void *p = next_before_shim(name, v, __builtin_return_address(0));
+		if (p != NEXT_NA)
+			return p;
+	}
 	if (h == RTLD_NEXT || ct_busy || !sym_interesting(name) || !v)
 		return ct_real.dlvsym(h, name, ver);
 	ct_ensure_init();

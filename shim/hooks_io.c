@@ -453,6 +453,10 @@ static __attribute__((noinline)) int close_slow(int fd, uint32_t node)
 	bool rec;
 
 	ct_ensure_init();
+	/* a vfork child closes its own copy of the fd: the map (shared memory)
+	 * and the trace are the parent's, whose fd stays open */
+	if (unlikely(ct_other_process()))
+		return real_close(fd);
 	/* forget first: once the kernel frees the number another thread may reuse it */
 	__atomic_store_n(&ct_fdnode[fd], 0, __ATOMIC_RELAXED);
 	if (ct_busy || ct_cfg.disabled)

@@ -139,6 +139,9 @@ extern CT_TLS pid_t ct_tls_tid CT_HIDDEN;
 /* per-thread guard: >0 while the shim itself is working */
 extern CT_TLS int ct_busy CT_HIDDEN;
 pid_t ct_tid(void) CT_HIDDEN;
+/* true in a vfork child or a raw fork(2) child still holding the parent's
+ * state (one getpid system call: for slow paths only) */
+bool ct_other_process(void) CT_HIDDEN;
 uint64_t ct_now_ns(void) CT_HIDDEN;
 
 /* Printf-like to stderr, only with CUTRACE_DEBUG >= level; warn() always

@@ -61,6 +61,16 @@ static pid_t ct_pid;
 static uint64_t start_mono, start_real;
 static int is_fork_child;
 
+/* a vfork child (sharing the parent's memory) or a child of a raw fork
+ * system call (no atfork handler ran): its pid is not the one this state
+ * belongs to */
+bool ct_other_process(void)
+{
+	pid_t p = __atomic_load_n(&ct_pid, __ATOMIC_RELAXED);
+
+	return p && (pid_t)syscall(SYS_getpid) != p;
+}
+
 pid_t ct_tid(void)
 {
 	if (unlikely(!ct_tls_tid))

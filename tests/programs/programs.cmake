@@ -71,3 +71,7 @@ set_target_properties(cutrace_interposer PROPERTIES OUTPUT_NAME interposer
   LIBRARY_OUTPUT_DIRECTORY ${CUTRACE_PROG_DIR} C_VISIBILITY_PRESET hidden)
 target_link_libraries(cutrace_interposer PRIVATE -Wl,--push-state,--no-as-needed -l:libdl.so.2 -Wl,--pop-state)
 target_compile_options(cutrace_interposer PRIVATE -O2 -foptimize-sibling-calls)
+
+# (k) glibc behaviours seen with and without the shim: it_fidelity.py.
+cutrace_test_program(cutrace_fidelity fidelity ${_prog_src}/fidelity.c)
+target_link_libraries(cutrace_fidelity PRIVATE dl)
