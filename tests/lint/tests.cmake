@@ -10,7 +10,7 @@ if(CUTRACE_ASAN_SUBBUILD)
 endif()
 add_test(NAME lint_cppcheck COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cppcheck.sh ${CMAKE_SOURCE_DIR} ${CUTRACE_GEN_DIR})
 add_test(NAME lint_clang_tidy COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/clang-tidy.sh ${CMAKE_SOURCE_DIR} ${CUTRACE_GEN_DIR})
-set_tests_properties(lint_cppcheck lint_clang_tidy PROPERTIES LABELS lint SKIP_RETURN_CODE 77 TIMEOUT 600)
+set_tests_properties(lint_cppcheck lint_clang_tidy PROPERTIES LABELS lint SKIP_RETURN_CODE 77 TIMEOUT 1800)
 # the lines of C the last commit (and the work tree) changed, against .clang-format
 add_test(NAME lint_format COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/format.sh ${CMAKE_SOURCE_DIR})
 set_tests_properties(lint_format PROPERTIES LABELS lint SKIP_RETURN_CODE 77 TIMEOUT 120)

@@ -91,7 +91,7 @@ set(_rel_env
 function(cutrace_rel_test name script)
   add_test(NAME rel_${name} COMMAND bash ${_rel}/${script} ${ARGN})
   set_tests_properties(rel_${name} PROPERTIES ENVIRONMENT "${_rel_env}" LABELS reliability
-    SKIP_RETURN_CODE 77 TIMEOUT 180)
+    SKIP_RETURN_CODE 77 TIMEOUT 900)
 endfunction()
 
 cutrace_rel_test(preserve preserve.sh)
