@@ -16,7 +16,8 @@ set_tests_properties(real_fetch PROPERTIES FIXTURES_SETUP real_nvidia LABELS rea
 
 # verdicts with the real libraries as oracles (tests/real/verdicts.sh): the
 # rig's targets by generator expression (tests/rig may be included later)
-foreach(c no_module_root no_module_user nvml_alone cudart11_rig cudart11_stub)
+foreach(c no_module_root no_module_user nvml_alone cudart11_rig cudart11_stub static_cudart skew_ldpath
+          skew_abspath)
   add_test(NAME real_verdict_${c}
     COMMAND ${CMAKE_CURRENT_LIST_DIR}/verdicts.sh ${c} $<TARGET_FILE:cutrace>
             $<TARGET_FILE:cutrace_fakenv> $<TARGET_FILE_DIR:cutrace_fakecuda>)

@@ -13,6 +13,12 @@
 #   nvml_alone       ctypes nvmlInit_v2 of libnvidia-ml 535 alone: 9
 #   cudart11_rig     cudart 11.8 (ctypes) against the rig's fake libcuda
 #   cudart11_stub    cudart 11.8 against the toolkit's stub libcuda
+#   static_cudart    the rig's rt_static (cudart 13 linked statically) against
+#                    libcuda 535 (CUDA 12.2): 35 from every call, never "OK"
+#   skew_ldpath      libcuda 535 first on LD_LIBRARY_PATH in front of the rig's
+#                    fake kernel module 580.159.04 (cuInit 803), a matching
+#                    libcuda.so.580.159.04 later on the path
+#   skew_abspath     the same libcuda 535 dlopen()ed by absolute path (ctypes)
 # Every /dev/nvidia* node the real libcuda creates is removed again.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -154,6 +160,42 @@ cudart11_stub)
 	[ "$(verdict layer)" = loader ] || bad "layer $(verdict layer), want loader: $all"
 	expect "stub libcuda" "$all"
 	expect "stubs directory" "$all"
+	;;
+static_cudart)
+	rts=$(dirname "$fakecuda")/../programs/rt_static
+	[ -x "$rts" ] || { echo "SKIP: no rt_static (no libcudart_static.a in the toolkit)"; exit 77; }
+	run_cutrace LD_LIBRARY_PATH="$NV" -- "$rts"
+	grep -q 'cudaGetDeviceCount=35' "$W/out" || bad "cudaGetDeviceCount did not return 35: $(cat "$W/out")"
+	all=$(verdict ok layer summary fix final.code final.call contract.runtime_version | tr '\n' ' ')
+	[ "$(verdict ok)" = False ] || bad "a static runtime that returned 35 is called OK: $all"
+	[ "$(verdict final.code)" = 35 ] || bad "final code $(verdict final.code), want the runtime's 35: $all"
+	expect "linked statically" "$all"
+	expect "cuDriverGetVersion = 12020" "$all"
+	;;
+skew_ldpath)
+	# the matching library: the rig's fake libcuda under the module's version's name
+	mkdir -p "$W/good" && cp "$fakecuda/libcuda.so.1" "$W/good/libcuda.so.580.159.04"
+	run_cutrace LD_LIBRARY_PATH="$NV:$W/good" LD_PRELOAD="$fakenv" -- "$(dirname "$cutrace")/cutrace-probe"
+	grep -q 'cuInit(0) = 803' "$W/out" || bad "cuInit did not return 803: $(cat "$W/out")"
+	all=$(verdict layer summary fix | tr '\n' ' ')
+	[ "$(verdict layer)" = kernel-handshake ] || bad "layer $(verdict layer), want kernel-handshake: $all"
+	expect "is version $REAL_VERSION but the kernel module is 580.159.04" "$all"
+	expect "LD_LIBRARY_PATH entry $NV (1 of 2)" "$all"
+	expect "remove $NV from LD_LIBRARY_PATH: it shadows $W/good/libcuda.so.580.159.04, which matches the kernel module" "$all"
+	refuse "reboot" "$all"
+	;;
+skew_abspath)
+	cat >"$W/abs.py" <<'PY'
+import ctypes, sys
+print("cuInit=%d" % ctypes.CDLL(sys.argv[1]).cuInit(0))
+PY
+	run_cutrace LD_PRELOAD="$fakenv" -- python3 "$W/abs.py" "$NV/libcuda.so.1"
+	grep -q 'cuInit=803' "$W/out" || bad "cuInit did not return 803: $(cat "$W/out")"
+	all=$(verdict layer summary fix | tr '\n' ' ')
+	[ "$(verdict layer)" = kernel-handshake ] || bad "layer $(verdict layer), want kernel-handshake: $all"
+	expect "a dlopen by absolute path (\"$NV/libcuda.so.1\")" "$all"
+	expect "load libcuda.so.1 by name instead" "$all"
+	refuse "reboot" "$all"
 	;;
 *)
 	echo "verdicts.sh: unknown case $case_" >&2

@@ -30,6 +30,7 @@ struct ct_diag {
 	/* loader */
 	bool cuda_loaded;
 	char cuda_path[256];
+	char cuda_req[256]; /* the name the program asked dlopen for */
 	uint64_t cuda_size;
 	char cuda_ver[32];
 	bool cuda_stub, cuda_compat;

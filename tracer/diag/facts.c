@@ -141,6 +141,7 @@ static void on_dlopen(struct ct_diag *d, const struct ct_event *ev, const struct
 			if (!d->cuda_loaded && rp) {
 				d->cuda_loaded = true;
 				snprintf(d->cuda_path, sizeof d->cuda_path, "%s", rp);
+				snprintf(d->cuda_req, sizeof d->cuda_req, "%s", lib ? lib : "");
 				if (int_field(ev, CT_FLD_FILESIZE, &size))
 					d->cuda_size = (uint64_t)size;
 				/* a driver version has dots (580.159.04); "1" of .so.1 is the soname */

@@ -20,8 +20,13 @@
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
 #include <errno.h>
+#include <glob.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
 #include <strings.h>
 
 #include "cutrace_gen/codes.h"
@@ -201,6 +206,237 @@ static void rm_text(const struct fact *f, struct ct_verdict *v, bool uvm)
 	snprintf(v->fix, sizeof v->fix, "%s", r->fix);
 }
 
+/* ---- a stale user-space driver: how the loader found it, what would match -------------- */
+enum how_kind {
+	HOW_UNKNOWN,
+	HOW_ABSPATH,
+	HOW_LDPATH,
+	HOW_SYSTEM,
+	HOW_OTHER
+};
+struct how {
+	enum how_kind kind;
+	char dir[256];  /* the directory it was found in (the LD_LIBRARY_PATH entry as written) */
+	char text[400]; /* "LD_LIBRARY_PATH entry /x (1 of 2)" */
+};
+
+/* the trace was written on this machine: its files may be looked at */
+static bool same_host(const struct ct_diag *d)
+{
+	struct utsname u;
+	char host[64];
+
+	return uname(&u) == 0 && ct_trace_ctx_str(d->t, CT_CTX_HOST, 0, host, sizeof host) &&
+	       !strcmp(host, u.nodename);
+}
+
+static void dir_of(const char *path, char *buf, size_t len)
+{
+	const char *sl = strrchr(path, '/');
+
+	snprintf(buf, len, "%.*s", sl ? (int)(sl - path) : 0, path);
+	if (!buf[0] && sl)
+		snprintf(buf, len, "/");
+}
+
+static bool system_dir(const char *dir)
+{
+	static const char *const dirs[] = { "/lib",
+					    "/lib64",
+					    "/usr/lib",
+					    "/usr/lib64",
+					    "/lib/x86_64-linux-gnu",
+					    "/usr/lib/x86_64-linux-gnu",
+					    "/lib/aarch64-linux-gnu",
+					    "/usr/lib/aarch64-linux-gnu",
+					    NULL };
+	for (int i = 0; dirs[i]; i++)
+		if (!strcmp(dir, dirs[i]))
+			return true;
+	return false;
+}
+
+/* the ld.so.conf file that lists dir (one level of include: ld.so.conf.d) */
+static bool ldconf_lists(const char *dir, char *file, size_t flen)
+{
+	glob_t g;
+	bool found = false;
+
+	if (glob("/etc/ld.so.conf.d/*.conf", 0, NULL, &g) != 0)
+		g.gl_pathc = 0;
+	for (size_t i = 0; i <= g.gl_pathc && !found; i++) {
+		const char *path = i < g.gl_pathc ? g.gl_pathv[i] : "/etc/ld.so.conf";
+		char line[512];
+		FILE *f = fopen(path, "r");
+		while (f && !found && fgets(line, sizeof line, f)) {
+			line[strcspn(line, "\r\n#")] = 0;
+			size_t n = strlen(line);
+			while (n > 1 && (line[n - 1] == '/' || line[n - 1] == ' '))
+				line[--n] = 0;
+			if (!strcmp(line, dir)) {
+				found = true;
+				snprintf(file, flen, "%s", path);
+			}
+		}
+		if (f)
+			fclose(f);
+	}
+	if (g.gl_pathc)
+		globfree(&g);
+	return found;
+}
+
+static void loader_how(const struct ct_diag *d, struct how *h)
+{
+	char ldp[1024], real[PATH_MAX], cand[PATH_MAX], file[256];
+	const char *base = strrchr(d->cuda_req, '/') ? strrchr(d->cuda_req, '/') + 1 : d->cuda_req;
+	bool here = same_host(d);
+	int n = 0, total = 0;
+
+	memset(h, 0, sizeof *h);
+	if (!d->cuda_path[0]) {
+		snprintf(h->text, sizeof h->text, "no dlopen of it was recorded (linked by the program)");
+		return;
+	}
+	dir_of(d->cuda_path, h->dir, sizeof h->dir);
+	if (strchr(d->cuda_req, '/')) {
+		h->kind = HOW_ABSPATH;
+		snprintf(h->text, sizeof h->text, "a dlopen by absolute path (\"%s\")", d->cuda_req);
+		return;
+	}
+	if (ct_trace_env(d->t, "LD_LIBRARY_PATH", ldp, sizeof ldp) && ldp[0]) {
+		for (const char *p = ldp; *p; p += strcspn(p, ":") + (p[strcspn(p, ":")] == ':'))
+			total++;
+		for (const char *p = ldp; *p && !h->kind;
+		     p += strcspn(p, ":") + (p[strcspn(p, ":")] == ':')) {
+			size_t len = strcspn(p, ":");
+			char e[512];
+			n++;
+			snprintf(e, sizeof e, "%.*s", (int)len, p);
+			while (strlen(e) > 1 && e[strlen(e) - 1] == '/')
+				e[strlen(e) - 1] = 0;
+			snprintf(cand, sizeof cand, "%s/%s", e, base);
+			if (!strcmp(e, h->dir) ||
+			    (here && e[0] && realpath(cand, real) && !strcmp(real, d->cuda_path))) {
+				h->kind = HOW_LDPATH;
+				snprintf(h->dir, sizeof h->dir, "%s", e);
+				snprintf(h->text, sizeof h->text, "LD_LIBRARY_PATH entry %s (%d of %d)", e, n,
+					 total);
+			}
+		}
+		if (h->kind)
+			return;
+	}
+	if (system_dir(h->dir)) {
+		h->kind = HOW_SYSTEM;
+		snprintf(h->text, sizeof h->text, "ld.so.cache (%s is a default library directory)", h->dir);
+	} else if (here && ldconf_lists(h->dir, file, sizeof file)) {
+		h->kind = HOW_SYSTEM;
+		snprintf(h->text, sizeof h->text, "ld.so.cache (%s is listed in %s)", h->dir, file);
+	} else {
+		h->kind = HOW_OTHER;
+		snprintf(h->text, sizeof h->text,
+			 "neither LD_LIBRARY_PATH nor a system directory: the program's RUNPATH/RPATH or an "
+			 "ld.so.conf entry (%s)",
+			 h->dir);
+	}
+}
+
+/* libcuda.so.KVER elsewhere on this machine's library path, or where drivers install it */
+static bool find_matching(const struct ct_diag *d, const char *kver, const char *not_dir, char *out,
+			  size_t len)
+{
+	static const char *const dirs[] = { "/usr/lib/x86_64-linux-gnu",
+					    "/usr/lib64",
+					    "/usr/lib",
+					    "/usr/local/nvidia/lib64",
+					    "/usr/lib/x86_64-linux-gnu/nvidia/current",
+					    "/usr/lib64/nvidia",
+					    "/usr/lib/nvidia",
+					    "/usr/lib/aarch64-linux-gnu",
+					    NULL };
+	char path[PATH_MAX], ldp[1024];
+	struct stat st;
+
+	if (!kver[0] || !same_host(d))
+		return false;
+	for (int i = 0; dirs[i]; i++) {
+		snprintf(path, sizeof path, "%s/libcuda.so.%s", dirs[i], kver);
+		if (strcmp(dirs[i], not_dir) && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+			snprintf(out, len, "%s", path);
+			return true;
+		}
+	}
+	if (ct_trace_env(d->t, "LD_LIBRARY_PATH", ldp, sizeof ldp))
+		for (char *e = strtok(ldp, ":"); e; e = strtok(NULL, ":")) {
+			snprintf(path, sizeof path, "%s/libcuda.so.%s", e, kver);
+			if (strcmp(e, not_dir) && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+				snprintf(out, len, "%s", path);
+				return true;
+			}
+		}
+	return false;
+}
+
+/*
+ * The fix for a libcuda of another version than the kernel module: where
+ * it came from decides.  "Reboot / reload" only when the evidence says the
+ * packages were upgraded under a running module: libcuda newer than the
+ * module and installed system-wide.
+ */
+static void stale_fix(const struct ct_diag *d, const char *kver, const struct how *h, char *fix, size_t len)
+{
+	char match[PATH_MAX] = "", shadow[PATH_MAX + 80];
+	bool newer = d->cuda_ver[0] && ct_version_cmp(d->cuda_ver, kver) > 0;
+
+	if (find_matching(d, kver, h->dir, match, sizeof match))
+		snprintf(shadow, sizeof shadow, "it shadows %s, which matches the kernel module", match);
+	else
+		snprintf(shadow, sizeof shadow, "the driver's own libcuda.so.%s must be found instead (%s)",
+			 kver,
+			 same_host(d)
+				 ? "not found in the usual directories here: install the user-space driver "
+				   "of the module's version"
+				 : "look for it on the machine that ran the program");
+	switch (h->kind) {
+	case HOW_SYSTEM:
+		if (newer) {
+			snprintf(fix, len,
+				 "the driver's user-space libraries (libcuda %s in %s) were upgraded under the running "
+				 "kernel module %s: reboot, or unload and reload the nvidia modules, so that the module "
+				 "matches",
+				 d->cuda_ver, h->dir, kver);
+			break;
+		}
+		snprintf(fix, len,
+			 "remove the stale libcuda %s from %s (libcuda.so.%s and its libcuda.so.1 link) and run "
+			 "ldconfig: %s; or reinstall the user-space driver %s",
+			 d->cuda_ver[0] ? d->cuda_ver : "", h->dir, d->cuda_ver[0] ? d->cuda_ver : "*",
+			 shadow, kver);
+		break;
+	case HOW_LDPATH: snprintf(fix, len, "remove %s from LD_LIBRARY_PATH: %s", h->dir, shadow); break;
+	case HOW_ABSPATH:
+		snprintf(fix, len,
+			 "the program loads %s by absolute path: load libcuda.so.1 by name instead; %s",
+			 d->cuda_req, shadow);
+		break;
+	case HOW_OTHER:
+		snprintf(fix, len, "take %s off the program's RUNPATH/RPATH (or the ld.so.conf entry): %s",
+			 h->dir, shadow);
+		break;
+	default:
+		snprintf(fix, len, "the libcuda the program loaded is not the kernel module's version %s: %s",
+			 kver, shadow);
+	}
+}
+
+/* a real (not injected) difference of libcuda's file-name version and the module's */
+static bool stale_evidence(const struct ct_diag *d, const struct ct_verdict *v)
+{
+	return d->cuda_ver[0] && v->contract.kernel_version[0] && !d->cuda_compat && !d->cuda_stub &&
+	       ct_version_cmp(d->cuda_ver, v->contract.kernel_version) != 0;
+}
+
 /* ---- texts: the version handshake ---------------------------------------------------- */
 #define FIX_SAME_VERSION                                                                           \
 	"user-space driver libraries and the loaded kernel module must be the same version: reboot " \
@@ -237,7 +473,12 @@ static void handshake_text(struct ct_diag *d, const struct fact *f, struct ct_ve
 			 "a cuda-compat libcuda must be newer than the kernel driver: remove %.*s from LD_LIBRARY_PATH "
 			 "(the host driver already supports this CUDA) or install a matching cuda-compat package",
 			 (int)(strrchr(d->cuda_path, '/') ? strrchr(d->cuda_path, '/') - d->cuda_path : 0), d->cuda_path);
-	else
+	else if (!f->s.injected && stale_evidence(d, v) && strcmp(src, "CHECK_VERSION_STR")) {
+		struct how h;
+		loader_how(d, &h);
+		ct_appendf(v->summary, sizeof v->summary, "; the loader found it through %s", h.text);
+		stale_fix(d, v->contract.kernel_version, &h, v->fix, sizeof v->fix);
+	} else
 		snprintf(v->fix, sizeof v->fix, "%s/libnvidia-ml from LD_LIBRARY_PATH", FIX_SAME_VERSION);
 }
 
@@ -1103,6 +1344,92 @@ static bool rule_driver_mismatch(struct judge *j)
 		 f->s.call, f->code, d->cuda_path[0] ? d->cuda_path : "libcuda", d->cuda_compat ? " (cuda-compat)" : "",
 		 v->contract.kernel_version[0] ? v->contract.kernel_version : "(version not recorded)");
 	snprintf(v->fix, sizeof v->fix, "use the libcuda of the installed driver version (or reboot after an upgrade)");
+	if (!f->s.injected && !(d->hs_event.s.set && d->hs_event.s.injected) && stale_evidence(d, v)) {
+		struct how h;
+		loader_how(d, &h);
+		ct_appendf(v->summary, sizeof v->summary, " (libcuda %s, found through %s)", d->cuda_ver,
+			   h.text);
+		stale_fix(d, v->contract.kernel_version, &h, v->fix, sizeof v->fix);
+	}
+	return true;
+}
+
+/* the runtime's answer (35, or a statically linked runtime that gave up
+ * without a call the shim could see) when the module supports the runtime
+ * but the libcuda loaded is an older copy: torch's "driver too old (found
+ * version 12020)" in front of a 580 module */
+static bool stale_runtime(struct judge *j, const struct fact *f, bool is_static)
+{
+	struct ct_diag *d = j->d;
+	struct ct_verdict *v = j->v;
+	int kcuda = ct_driver_cuda_version(v->contract.kernel_version);
+	struct how h;
+
+	if (!stale_evidence(d, v) || ct_version_cmp(d->cuda_ver, v->contract.kernel_version) > 0 ||
+	    kcuda < v->contract.runtime_version || (f && f->s.injected) ||
+	    (d->drvver.s.set && d->drvver.s.injected))
+		return false;
+	loader_how(d, &h);
+	v->layer = CT_LAYER_LOADER;
+	v->step = d->drvver.s.set ? d->drvver.s : d->cuda_load.s;
+	snprintf(v->summary, sizeof v->summary,
+		 "an older libcuda was loaded: the CUDA runtime (CUDA %d.%d%s) got cuDriverGetVersion = %d from %s "
+		 "(libcuda %s, found through %s), but the kernel module is %s (CUDA %d.%d): the installed driver is "
+		 "new enough; ",
+		 v->contract.runtime_version / 1000, v->contract.runtime_version % 1000 / 10,
+		 is_static ? ", linked statically" : "", v->contract.driver_version, d->cuda_path,
+		 d->cuda_ver, h.text, v->contract.kernel_version, kcuda / 1000, kcuda % 1000 / 10);
+	if (is_static)
+		ct_appendf(v->summary, sizeof v->summary,
+			   "the runtime returns %d (cudaErrorInsufficientDriver) to "
+			   "every call",
+			   CT_cudaErrorInsufficientDriver);
+	else
+		ct_appendf(v->summary, sizeof v->summary, "%s = %d", f->s.call, f->code);
+	stale_fix(d, v->contract.kernel_version, &h, v->fix, sizeof v->fix);
+	snprintf(v->hint, sizeof v->hint,
+		 "cudart says 35 'CUDA driver version is insufficient' and torch 'The NVIDIA driver on your system is "
+		 "too old (found version %d)': the driver is not too old, the program loaded a stale copy of its "
+		 "library",
+		 v->contract.driver_version);
+	return true;
+}
+
+/* a statically linked runtime (nvcc's default): its own calls are not
+ * interposed, but cuGetProcAddress's cudaVersion (or the file name) and
+ * cuDriverGetVersion show the contract it checks; a mismatch is the 35
+ * every one of its calls returns, with no cuInit reaching the driver */
+static bool rule_static_runtime(struct judge *j)
+{
+	struct ct_diag *d = j->d;
+	struct ct_verdict *v = j->v;
+
+	if (j->final || v->contract.compat.cls != CT_COMPAT_MISMATCH || !d->drv_version || d->rt_version ||
+	    !v->contract.runtime_version || (d->cuinit.s.set && !d->cuinit.code))
+		return false;
+	v->ok = false;
+	v->final = d->drvver.s;
+	snprintf(v->final.call, sizeof v->final.call, "cudart (static)");
+	snprintf(v->final.text, sizeof v->final.text,
+		 "the statically linked CUDA runtime returns %d (cudaErrorInsufficientDriver) to every call",
+		 CT_cudaErrorInsufficientDriver);
+	v->final_code = CT_cudaErrorInsufficientDriver;
+	snprintf(v->final_name, sizeof v->final_name, "cudaErrorInsufficientDriver");
+	if (stale_runtime(j, NULL, true))
+		return true;
+	v->layer = CT_LAYER_RUNTIME;
+	v->step = d->drvver.s;
+	snprintf(v->summary, sizeof v->summary,
+		 "the CUDA runtime (CUDA %d.%d, linked statically: its calls are not interposed; version from %s) needs "
+		 "a newer driver than this one (cuDriverGetVersion = %d): it returns %d (cudaErrorInsufficientDriver) "
+		 "to every call",
+		 v->contract.runtime_version / 1000, v->contract.runtime_version % 1000 / 10,
+		 v->contract.runtime_from ? v->contract.runtime_from : "?", v->contract.driver_version,
+		 CT_cudaErrorInsufficientDriver);
+	snprintf(v->fix, sizeof v->fix, "%s",
+		 v->contract.compat.fix
+			 ? v->contract.compat.fix
+			 : "upgrade the NVIDIA driver, or build the program for an older CUDA");
 	return true;
 }
 
@@ -1116,6 +1443,8 @@ static bool rule_runtime_too_new(struct judge *j)
 	if (f != &d->rt_fail ||
 	    (f->code != CT_cudaErrorInsufficientDriver && v->contract.compat.cls != CT_COMPAT_MISMATCH))
 		return false;
+	if (stale_runtime(j, f, false))
+		return true;
 	v->layer = CT_LAYER_RUNTIME;
 	/* the root is the driver's answer the runtime compared with */
 	v->step = d->drvver.s.set && d->drvver.s.t_ns <= f->s.end_ns ? d->drvver.s : f->s;
@@ -1184,6 +1513,7 @@ static bool rule_driver_code(struct judge *j)
 /* the first that returns true decides; the last always does */
 static bool (*const rules[])(struct judge *j) = {
 	rule_hang,
+	rule_static_runtime,
 	rule_healthy,
 	rule_nvml_not_loaded,
 	rule_libcuda_not_loaded,
