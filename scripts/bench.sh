@@ -6,7 +6,7 @@
 #
 #   scripts/bench.sh [-b BUILD_DIR] [-r RUNS] [SECTION...]
 #
-# SECTION is any of: pass record strace reader footprint (default: all).
+# SECTION is any of: pass record strace reader footprint job (default: all).
 # BUILD_DIR (default: build) must hold lib/libcutrace.so and bin/cutrace
 # (scripts/setup.sh makes them); the bench programs are compiled into
 # BUILD_DIR/bench with ${CC:-cc}.  RUNS (default 5) is how many processes
@@ -27,9 +27,9 @@ while getopts "b:r:h" o; do
 	esac
 done
 shift $((OPTIND - 1))
-sections=${*:-pass record strace reader footprint}
+sections=${*:-pass record strace reader footprint job}
 for s in $sections; do
-	case $s in pass|record|strace|reader|footprint) ;; *) echo "bench: unknown section '$s'" >&2; exit 2 ;; esac
+	case $s in pass|record|strace|reader|footprint|job) ;; *) echo "bench: unknown section '$s'" >&2; exit 2 ;; esac
 done
 
 SHIM=$B/lib/libcutrace.so
@@ -449,6 +449,43 @@ bench_footprint() {
 		"$([ -n "$doc" ] && echo PASS || echo FAIL)"
 }
 
+# ====================================================================================
+# 6. job summaries
+# ====================================================================================
+bench_job() {
+	section "6. job summaries: cutrace show --summary over 512 and 4096 processes"
+	local mk=$B/bin/ct_mksynth J=$TMP/job n out
+	if [ ! -x "$mk" ] || [ ! -x /usr/bin/time ]; then
+		result "job: 4096 processes, show --summary" "-" "< 2 s" "SKIP (no ct_mksynth or /usr/bin/time)"
+		return
+	fi
+	declare -A wall cpu rss
+	for n in 512 4096; do
+		# 64 hosts (8 for 512), 67 failed ranks in one group: the synthetic traces of
+		# tests/unit_reader/mksynth.c, 256 KiB each (sparse)
+		"$mk" --job "$J$n" "$n" $((n >= 4096 ? 64 : 8)) 7 $((n / 4)) $((n / 4 + 1)) $(seq $((n / 2)) $((n / 2 + 63))) \
+			>/dev/null
+		local ts=() cs=() ms=() i
+		for i in 1 2 3; do
+			/usr/bin/time -f '%e %U %S %M' -o "$TMP/time" "$CUTRACE" show --summary "$J$n" >"$TMP/summary$n" \
+				2>/dev/null || true
+			out=$(tail -1 "$TMP/time")
+			read -r w u s m <<<"$out"
+			ts+=("$w"); cs+=("$(calc "$u + $s")"); ms+=("$m")
+		done
+		wall[$n]=$(median "${ts[@]}"); cpu[$n]=$(median "${cs[@]}"); rss[$n]=$(median "${ms[@]}")
+		printf '  %4d processes: %s s wall, %s s CPU (user+sys), max RSS %s MiB; its summary:\n' "$n" "${wall[$n]}" \
+			"${cpu[$n]}" "$(calc "${rss[$n]} / 1024" 1)"
+		sed 's/^/    /' "$TMP/summary$n"
+		rm -rf "$J$n"
+	done
+	result "job: 4096 processes, show --summary (wall)" "${wall[4096]} s" "< 2 s" "$(verdict "${wall[4096]}" 1.999)"
+	result "job: 4096 processes, show --summary (CPU)" "${cpu[4096]} s" "< 2 s" "$(verdict "${cpu[4096]}" 1.999)"
+	local per
+	per=$(calc "(${rss[4096]} - ${rss[512]}) / (4096 - 512)" 2)
+	result "job: memory per process, 512 -> 4096" "$per KiB" "bounded" "INFO"
+}
+
 for s in $sections; do
 	case $s in
 	pass) bench_pass ;;
@@ -456,6 +493,7 @@ for s in $sections; do
 	strace) bench_strace ;;
 	reader) bench_reader ;;
 	footprint) bench_footprint ;;
+	job) bench_job ;;
 	esac
 done
 
