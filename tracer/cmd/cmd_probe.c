@@ -120,7 +120,9 @@ int cmd_probe(int argc, char **argv)
 	{
 		/* the timeline, as 'cutrace show [--json] DIR' prints it; the text
 		 * keeps the colour decided for standard output now */
-		struct ct_show_opts so = { .ops = ct_show_format(o.json ? "json" : "text") };
+		/* the verdict once: the report below prints it */
+		struct ct_show_opts so = { .ops = ct_show_format(o.json ? "json" : "text"),
+					   .no_verdict = true };
 		char *dir = (char *)o.dir;
 		if (!o.json)
 			ct_color_set_mode(ct_color_on(stdout) ? CT_COLOR_ALWAYS : CT_COLOR_NEVER);
@@ -133,6 +135,7 @@ int cmd_probe(int argc, char **argv)
 		q.quiet = true;
 		failed = ct_run_report(&q, stderr);
 	} else {
+		o.no_context = true; /* the whole timeline is just above */
 		failed = ct_run_report(&o, stdout);
 	}
 	/* a probe that did not finish is a finding, whatever its trace says */

@@ -29,6 +29,13 @@ static void usage(FILE *f)
 		"  --summary                  only the job summary (text): processes healthy and\n"
 		"                             failed, ranks and hosts, failures grouped by verdict\n"
 		"  --no-time                  leave out timestamps and durations (stable output)\n"
+		"  --all                      a job: every process's timeline (default: the summary,\n"
+		"                             then one process of each group)\n"
+		"  --expand                   every look-up line (default: a run of successful dlsym or\n"
+		"                             cuGetProcAddress calls is folded, 'cuGetProcAddress x 379 more')\n"
+		"  --only=LIST                only these calls in the timeline: dl, cuda, cudart, nvml,\n"
+		"                             open, ioctl, close, io (e.g. --only=dl,cuda,ioctl); the\n"
+		"                             verdict still sees every call\n"
 		"  --raw                      JSON: include the recorded parameter blocks as hex\n"
 		"  --color=auto|always|never  colour the text output (auto: on a terminal, unless NO_COLOR)\n"
 		"  -h, --help                 this help\n"
@@ -91,6 +98,21 @@ int cmd_show(int argc, char **argv)
 			o.summary_only = true;
 		} else if (!strcmp(a, "--no-time")) {
 			o.no_time = true;
+		} else if (!strcmp(a, "--all")) {
+			o.all = true;
+		} else if (!strcmp(a, "--expand")) {
+			o.expand = true;
+		} else if ((v = opt_value(argc, argv, &i, "--only"))) {
+			char bad[64];
+			if (!*v)
+				goto bad_usage;
+			if (ct_show_parse_only(v, &o.only, bad, sizeof bad) < 0) {
+				ct_err("show: --only takes dl, cuda, cudart, nvml, open, ioctl, close or io, not '%s' "
+				       "(try 'cutrace show --help')",
+				       bad);
+				free(args);
+				return CT_EXIT_USAGE;
+			}
 		} else if (!strcmp(a, "--raw")) {
 			ct_desc_json_raw = true;
 		} else if ((v = opt_value(argc, argv, &i, "--format"))) {

@@ -142,6 +142,16 @@ void ct_verdict_json(struct ct_json *j, const struct ct_verdict *v);
 void ct_verdict_line(FILE *f, const struct ct_verdict *v);
 /* the multi-line block: summary, step, fix, hint, contract */
 void ct_verdict_text(FILE *f, const struct ct_verdict *v);
+/* the same block less its first lines (verdict, why), for under a
+ * ct_verdict_line or a job summary's group line that said them */
+void ct_verdict_details(FILE *f, const struct ct_verdict *v);
+/* would a job summary show a and b in one group (the same line)? */
+bool ct_verdict_same_group(const struct ct_verdict *a, const struct ct_verdict *b);
+/* the job summary's group lines, each followed by ct_verdict_details of
+ * its first member and, when context_paths is not NULL, the timeline
+ * around that member's failing step (context_paths[i] is v[i]'s file) */
+void ct_summary_text_ex(FILE *f, const struct ct_verdict *v, int n, int unreadable,
+			char *const *context_paths, bool details);
 
 /* the timeline around v->step (n events before and after), text lines */
 int ct_print_step_context(FILE *f, const char *path, const struct ct_verdict *v, unsigned n);

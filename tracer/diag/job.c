@@ -12,9 +12,61 @@
 #include "ranges.h"
 #include "tracer.h"
 
+/* one group: what the group's line shows is the same (the layer, injected,
+ * the summary, which carries no times, pids or handles), or the verdicts
+ * agree on what failed (group_key) */
 static bool same_group(const struct ct_verdict *a, const struct ct_verdict *b)
 {
-	return a->ok == b->ok && !strcmp(a->group_key, b->group_key);
+	if (a->ok != b->ok)
+		return false;
+	if (!strcmp(a->group_key, b->group_key))
+		return true;
+	return a->layer == b->layer && a->injected == b->injected && !strcmp(a->summary, b->summary);
+}
+
+bool ct_verdict_same_group(const struct ct_verdict *a, const struct ct_verdict *b)
+{
+	return same_group(a, b);
+}
+
+/* how the members of a group ended: " (exit 1)" when they all ended alike,
+ * else " (38 exit 1, 2 killed by SIGKILL, 1 other)"; nothing when no end
+ * is known */
+static void print_ends(FILE *f, const struct ct_verdict *v, const int *idx, int m)
+{
+	char text[3][96], t[96];
+	int count[3] = { 0 }, kinds = 0, other = 0, known = 0;
+
+	for (int i = 0; i < m; i++) {
+		const struct ct_proc_end *e = &v[idx[i]].end;
+		int k;
+		if (e->kind == CT_END_UNKNOWN || e->kind == CT_END_EXITED) {
+			other++;
+			continue;
+		}
+		known++;
+		ct_end_text(e, t, sizeof t);
+		for (k = 0; k < kinds && strcmp(text[k], t); k++)
+			;
+		if (k == kinds && kinds < 3)
+			snprintf(text[kinds++], sizeof text[0], "%s", t);
+		if (k < kinds)
+			count[k]++;
+		else
+			other++;
+	}
+	if (!known)
+		return;
+	if (kinds == 1 && count[0] == m) {
+		fprintf(f, " (%s)", text[0]);
+		return;
+	}
+	fputs(" (", f);
+	for (int k = 0; k < kinds; k++)
+		fprintf(f, "%s%d %s", k ? ", " : "", count[k], text[k]);
+	if (other)
+		fprintf(f, ", %d other", other);
+	fputc(')', f);
 }
 
 /*
@@ -70,7 +122,7 @@ out:
  * them; more as ranges; marks them done */
 static void print_members(FILE *f, const struct ct_verdict *v, int n, char *done, int first, int members)
 {
-	int shown = 0;
+	int shown = 0, listed[SUMMARY_LIST_MAX];
 
 	if (members > SUMMARY_LIST_MAX) {
 		int *idx = malloc((size_t)members * sizeof *idx), m = 0;
@@ -81,8 +133,10 @@ static void print_members(FILE *f, const struct ct_verdict *v, int n, char *done
 					idx[m++] = k;
 			}
 		fputc(' ', f);
-		if (idx)
+		if (idx) {
 			print_set(f, v, idx, m, true);
+			print_ends(f, v, idx, m);
+		}
 		fputc('\n', f);
 		free(idx);
 		return;
@@ -102,13 +156,22 @@ static void print_members(FILE *f, const struct ct_verdict *v, int n, char *done
 			if (v[k].rank >= 0)
 				fprintf(f, "rank %d ", v[k].rank);
 			fprintf(f, "pid %u", v[k].pid);
+			if (shown < SUMMARY_LIST_MAX)
+				listed[shown] = k;
 			shown++;
 		}
 	}
+	print_ends(f, v, listed, shown < SUMMARY_LIST_MAX ? shown : SUMMARY_LIST_MAX);
 	fputc('\n', f);
 }
 
 void ct_summary_text(FILE *f, const struct ct_verdict *v, int n, int unreadable)
+{
+	ct_summary_text_ex(f, v, n, unreadable, NULL, false);
+}
+
+void ct_summary_text_ex(FILE *f, const struct ct_verdict *v, int n, int unreadable,
+			char *const *context_paths, bool details)
 {
 	int ok = 0, failed = 0;
 	char *done = calloc((size_t)n + 1, 1);
@@ -141,6 +204,14 @@ void ct_summary_text(FILE *f, const struct ct_verdict *v, int n, int unreadable)
 			v[i].injected ? " (injected)" : "", v[i].summary);
 		fprintf(f, "    %d process%s:", members, members == 1 ? "" : "es");
 		print_members(f, v, n, done, i, members);
+		if (details) {
+			/* the group's first member says the rest once for all */
+			ct_verdict_details(f, &v[i]);
+			if (context_paths && v[i].step.set) {
+				fprintf(f, "  timeline around the failing step (%s):\n", context_paths[i]);
+				ct_print_step_context(f, context_paths[i], &v[i], 4);
+			}
+		}
 	}
 	free(done);
 }

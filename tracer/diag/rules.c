@@ -858,21 +858,19 @@ static bool rule_hang(struct judge *j)
 
 	call_text(&outer->s, out_text, sizeof out_text);
 	call_text(&inner->s, in_text, sizeof in_text);
+	/* no times here: the step and then lines carry them, and a job-wide
+	 * hang reads the same in every process (one group, stable output) */
 	if (v->end.kind == CT_END_TIMEOUT) {
 		/* cutrace's --timeout ended it: say how long it was given */
-		snprintf(v->summary, sizeof v->summary, "%s did not return within %s (entered at +%.3f ms)",
-			 out_text, v->end.limit, (double)outer->s.t_ns / 1e6);
+		snprintf(v->summary, sizeof v->summary, "%s did not return within %s", out_text,
+			 v->end.limit);
 		if (inner != outer)
-			ct_appendf(v->summary, sizeof v->summary, ": it was inside %s (entered at +%.3f ms)",
-				   in_text, (double)inner->s.t_ns / 1e6);
+			ct_appendf(v->summary, sizeof v->summary, ": it was inside %s", in_text);
 	} else {
-		snprintf(v->summary, sizeof v->summary, "%s entered at +%.3f ms and never returned", out_text,
-			 (double)outer->s.t_ns / 1e6);
+		snprintf(v->summary, sizeof v->summary, "%s never returned", out_text);
 		if (inner != outer)
 			ct_appendf(v->summary, sizeof v->summary,
-				   ": it was inside %s (entered at +%.3f ms), which did not return "
-				   "either",
-				   in_text, (double)inner->s.t_ns / 1e6);
+				   ": it was inside %s, which did not return either", in_text);
 	}
 	if (v->step.injected)
 		ct_appendf(v->summary, sizeof v->summary, "; an injected delay held it");

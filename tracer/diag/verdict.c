@@ -190,6 +190,29 @@ void ct_verdict_line(FILE *f, const struct ct_verdict *v)
 	}
 }
 
+/* the block under a verdict line that already said the summary: step, then,
+ * fix, notes, contract */
+void ct_verdict_details(FILE *f, const struct ct_verdict *v)
+{
+	if (!v->ok) {
+		if (v->step.set)
+			fprintf(f, "  step     +%.3f ms  %s\n", (double)v->step.t_ns / 1e6, v->step.text);
+		if (v->final.set && v->final.seq != v->step.seq)
+			fprintf(f, "  then     +%.3f ms  %s\n", (double)v->final.t_ns / 1e6, v->final.text);
+		if (v->fix[0])
+			fprintf(f, "  fix      %s\n", v->fix);
+		if (v->hint[0])
+			fprintf(f, "  note     %s\n", v->hint);
+	}
+	if (v->notes[0])
+		fprintf(f, "  note     %s\n", v->notes);
+	if (v->contract.compat.cls != CT_COMPAT_UNKNOWN || v->contract.libcuda_path[0])
+		fprintf(f, "  contract %s; libcuda %s (%s)%s%s\n", v->contract.rule_text,
+			v->contract.libcuda_path[0] ? v->contract.libcuda_path : "-",
+			v->contract.libcuda_kind, v->contract.kernel_version[0] ? ", kernel module " : "",
+			v->contract.kernel_version);
+}
+
 void ct_verdict_text(FILE *f, const struct ct_verdict *v)
 {
 	fprintf(f, "  verdict  ");

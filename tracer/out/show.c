@@ -32,6 +32,7 @@ struct nest {
 
 struct iter {
 	struct ct_show_ctx *c;
+	uint32_t only; /* --only mask, 0 every event */
 	const struct ct_show_ops *ops;
 	struct ct_desc d;
 	struct ct_diag *diag;
@@ -88,6 +89,22 @@ static unsigned nest_depth(struct iter *it, const struct ct_event *ev)
 	return depth;
 }
 
+/* the --only class of a call */
+static uint32_t only_class(unsigned call)
+{
+	switch (ct_call_family(call)) {
+	case CT_FAM_LOADER: return 1u << CT_SHOW_ONLY_DL;
+	case CT_FAM_DRIVER: return 1u << CT_SHOW_ONLY_CUDA;
+	case CT_FAM_RUNTIME: return 1u << CT_SHOW_ONLY_CUDART;
+	case CT_FAM_NVML: return 1u << CT_SHOW_ONLY_NVML;
+	case CT_FAM_IO:
+		return call == CT_CALL_ioctl   ? 1u << CT_SHOW_ONLY_IOCTL
+		       : call == CT_CALL_close ? 1u << CT_SHOW_ONLY_CLOSE
+					       : 1u << CT_SHOW_ONLY_OPEN;
+	default: return ~0u;
+	}
+}
+
 static int on_event(const struct ct_event *ev, void *user)
 {
 	struct iter *it = user;
@@ -102,8 +119,52 @@ static int on_event(const struct ct_event *ev, void *user)
 	se.ev = ev;
 	se.d = &it->d;
 	se.depth = nest_depth(it, ev);
+	if (it->only && ev->type != CT_REC_NOTE && !(it->only & only_class(ev->call)))
+		return 0; /* --only: the verdict saw it, the output does not */
 	if (it->ops->event && (it->rc = it->ops->event(it->c, &se)) != 0)
 		return it->rc;
+	return 0;
+}
+
+int ct_show_parse_only(const char *list, uint32_t *mask, char *bad, size_t badlen)
+{
+	static const struct {
+		const char *name;
+		uint32_t bits;
+	} words[] = {
+		{ "dl", 1u << CT_SHOW_ONLY_DL },
+		{ "loader", 1u << CT_SHOW_ONLY_DL },
+		{ "cuda", 1u << CT_SHOW_ONLY_CUDA },
+		{ "driver", 1u << CT_SHOW_ONLY_CUDA },
+		{ "cudart", 1u << CT_SHOW_ONLY_CUDART },
+		{ "runtime", 1u << CT_SHOW_ONLY_CUDART },
+		{ "nvml", 1u << CT_SHOW_ONLY_NVML },
+		{ "open", 1u << CT_SHOW_ONLY_OPEN },
+		{ "ioctl", 1u << CT_SHOW_ONLY_IOCTL },
+		{ "close", 1u << CT_SHOW_ONLY_CLOSE },
+		{ "io", (1u << CT_SHOW_ONLY_OPEN) | (1u << CT_SHOW_ONLY_IOCTL) | (1u << CT_SHOW_ONLY_CLOSE) },
+	};
+	const char *p = list;
+
+	*mask = 0;
+	while (*p) {
+		size_t n = strcspn(p, ","), i;
+		for (i = 0; i < sizeof words / sizeof words[0]; i++)
+			if (strlen(words[i].name) == n && !strncmp(words[i].name, p, n))
+				break;
+		if (i == sizeof words / sizeof words[0]) {
+			snprintf(bad, badlen, "%.*s", (int)n, p);
+			return -1;
+		}
+		*mask |= words[i].bits;
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	if (!*mask) {
+		snprintf(bad, badlen, "%s", list);
+		return -1;
+	}
 	return 0;
 }
 
@@ -248,16 +309,20 @@ int ct_show_run(const struct ct_show_opts *o, char **args, int nargs)
 	struct iter *it;
 	const char *out_path = o->out_path;
 	char oerr[PATH_MAX + 256];
-	int rc;
+	int rc, hidden_failed = 0;
+	int *more = NULL; /* per file: -1 not shown (--all shows it), else how many more of its group */
 	bool out_failed = false;
 
 	ctx.no_time = o->no_time;
 	ctx.out_path = out_path;
+	ctx.no_verdict = o->no_verdict;
+	ctx.expand = o->expand;
 	it = calloc(1, sizeof *it);
 	if (!it || !(it->diag = ct_diag_new()))
 		ct_die(CT_EXIT_USAGE, "out of memory");
 	it->c = &ctx;
 	it->ops = o->ops;
+	it->only = o->only;
 
 	/* every trace of every argument, directories searched recursively */
 	struct path_list list = { 0 };
@@ -285,17 +350,21 @@ int ct_show_run(const struct ct_show_opts *o, char **args, int nargs)
 
 	/* a job (several traces): the text output starts with the summary, so
 	 * diagnose everything once before showing it */
+	/* and, unless --all, shows one process of each group: the first, with
+	 * how many more read the same */
 	int nshow = list.n;
 	if ((o->ops == &ct_show_text_ops && list.n > 1) || o->summary_only) {
 		struct ct_verdict *pre = calloc((size_t)list.n + 1, sizeof *pre);
+		int *at = calloc((size_t)list.n + 1, sizeof *at); /* pre index -> list index */
 		int k = 0, bad = 0;
 		char err[600];
-		for (int i = 0; pre && i < list.n; i++)
+		more = o->all ? NULL : calloc((size_t)list.n + 1, sizeof *more);
+		for (int i = 0; pre && at && i < list.n; i++)
 			if (ct_diagnose_file(list.path[i], &pre[k], err, sizeof err) == 0)
-				k++;
+				at[k++] = i;
 			else
 				bad++;
-		if (pre && (k || !o->summary_only)) {
+		if (pre && at && (k || !o->summary_only)) {
 			ct_summary_text(ctx.out, pre, k, bad);
 			if (!o->summary_only)
 				fputc('\n', ctx.out);
@@ -308,7 +377,25 @@ int ct_show_run(const struct ct_show_opts *o, char **args, int nargs)
 			sum.bad += bad;
 			nshow = 0;
 		}
+		for (int a = 0; more && pre && at && !o->summary_only && a < k; a++) {
+			int first = a;
+			for (int b = 0; b < a; b++)
+				if (more[at[b]] >= 0 && ct_verdict_same_group(&pre[b], &pre[a])) {
+					first = b;
+					break;
+				}
+			if (first != a) {
+				more[at[a]] = -1;
+				more[at[first]]++;
+				hidden_failed += !pre[a].ok;
+			}
+		}
+		if (!pre || !at) {
+			free(more);
+			more = NULL;
+		}
 		free(pre);
+		free(at);
 	}
 
 	if (it->ops->begin && it->ops->begin(&ctx))
@@ -316,8 +403,18 @@ int ct_show_run(const struct ct_show_opts *o, char **args, int nargs)
 	for (int a = 0; a < nargs && !out_failed && arg_err; a++)
 		if (arg_err[a] && it->ops->bad_file)
 			it->ops->bad_file(&ctx, args[a], arg_err[a]);
+	sum.processes_failed += hidden_failed;
 	for (int i = 0; i < nshow && !out_failed; i++) {
+		if (more && more[i] < 0) {
+			sum.files++;
+			sum.readable++;
+			continue;
+		}
 		int r = show_file(it, list.path[i], list.in_dir[i]);
+		if (more && more[i] > 0 && r == 0)
+			fprintf(ctx.out,
+				"  (%d more process%s of this group not shown: cutrace show --all)\n",
+				more[i], more[i] == 1 ? "" : "es");
 		sum.files++;
 		if (r == 0) {
 			sum.readable++;
@@ -361,6 +458,7 @@ done:
 	for (int a = 0; arg_err && a < nargs; a++)
 		free(arg_err[a]);
 	free(arg_err);
+	free(more);
 	list_free(&list);
 	ct_diag_free(it->diag);
 	free(ctx.verdicts);

@@ -32,6 +32,8 @@ struct ct_show_ctx {
 	int n_verdicts, cap_verdicts;
 	int n_unreadable;
 	bool multi;              /* more than one trace file is shown */
+	bool no_verdict;         /* the caller prints the verdict (probe) */
+	bool expand;             /* --expand: no folding of look-up runs */
 };
 
 /* what the iterator knows about one event beyond the event itself */
@@ -78,7 +80,23 @@ struct ct_show_opts {
 	bool no_time;                    /* --no-time */
 	const char *out_path;            /* -o FILE, NULL: standard output */
 	bool summary_only;               /* --summary: only the job summary (text) */
+	bool no_verdict;                 /* leave the verdict out (probe prints it) */
+	bool all;                        /* --all: text shows every process of a job, not one per group */
+	bool expand;                     /* --expand: every look-up line, no "x 380" folds */
+	uint32_t only;                   /* --only: 1 << CT_SHOW_ONLY_* of the events shown, 0 all */
 };
+/* --only's classes of calls */
+enum {
+	CT_SHOW_ONLY_DL,
+	CT_SHOW_ONLY_CUDA,
+	CT_SHOW_ONLY_CUDART,
+	CT_SHOW_ONLY_NVML,
+	CT_SHOW_ONLY_OPEN,
+	CT_SHOW_ONLY_IOCTL,
+	CT_SHOW_ONLY_CLOSE
+};
+/* "dl,cuda,ioctl" -> a mask; -1 with the bad word in bad */
+int ct_show_parse_only(const char *list, uint32_t *mask, char *bad, size_t badlen);
 /* the format called name ("text", "json", "chrome", "prometheus"), NULL when there is none */
 const struct ct_show_ops *ct_show_format(const char *name);
 /* show every trace of the files and directories in args (directories

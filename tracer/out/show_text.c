@@ -19,6 +19,15 @@ struct text_state {
 	uint64_t failed;
 	uint64_t never;
 	bool first_process;
+	/* a run of look-ups (dlsym, cuGetProcAddress) that succeeded: the first
+	 * is shown, the rest folded into one "x N more" line (--expand: all) */
+	bool run;
+	unsigned run_call, run_depth;
+	uint32_t run_tid;
+	uint64_t fold_n, fold_t, fold_failed;
+	char fold_names[160];
+	char saved[512]; /* the first folded line, shown as it is when alone */
+	size_t saved_n;
 };
 
 static struct text_state *st_of(struct ct_show_ctx *c)
@@ -389,6 +398,51 @@ static void ln_dur(struct line *l, uint64_t ns)
 	ln_raw(l, p, (size_t)(b + sizeof b - p));
 }
 
+static bool is_lookup(unsigned call)
+{
+	return call == CT_CALL_dlsym || call == CT_CALL_dlvsym || call == CT_CALL_cuGetProcAddress ||
+	       call == CT_CALL_cuGetProcAddress_v2;
+}
+
+/* the end of a run of look-ups: the folded ones as one line */
+static void fold_flush(struct ct_show_ctx *c, struct text_state *s)
+{
+	FILE *f = c->out;
+
+	if (s->fold_n == 1) {
+		fwrite_unlocked(s->saved, 1, s->saved_n, f);
+	} else if (s->fold_n > 1) {
+		struct line l = { .f = f, .n = 0 };
+		if (!c->no_time) {
+			ln_str(&l, ct_c(f, CT_C_DIM));
+			ln_offset(&l, (int64_t)(s->fold_t - c->t0_ns));
+			ln_str(&l, ct_c(f, CT_C_RESET));
+			ln_raw(&l, "  ", 2);
+		}
+		if (s->run_tid != ct_trace_header(c->trace)->pid) {
+			char b[24];
+			int n = snprintf(b, sizeof b, "[%u] ", s->run_tid);
+			ln_raw(&l, b, (size_t)n);
+		}
+		for (unsigned i = 0; i < s->run_depth; i++)
+			ln_raw(&l, "  ", 2);
+		ln_str(&l, ct_c(f, CT_C_DIM));
+		char b[320];
+		char nf[48] = "";
+		if (s->fold_failed)
+			snprintf(nf, sizeof nf, "%" PRIu64 " not found; ", s->fold_failed);
+		int n = snprintf(b, sizeof b, "%s x %" PRIu64 " more: %s (%s--expand shows them)\n",
+				 ct_call_name(s->run_call), s->fold_n, s->fold_names, nf);
+		ln_raw(&l, b, n > 0 && (size_t)n < sizeof b ? (size_t)n : strlen(b));
+		ln_str(&l, ct_c(f, CT_C_RESET));
+		ln_flush(&l);
+	}
+	s->fold_n = 0;
+	s->fold_failed = 0;
+	s->saved_n = 0;
+	s->fold_names[0] = 0;
+}
+
 static int text_event(struct ct_show_ctx *c, const struct ct_show_event *e)
 {
 	const struct ct_event *ev = e->ev;
@@ -397,6 +451,34 @@ static int text_event(struct ct_show_ctx *c, const struct ct_show_event *e)
 	FILE *f = c->out;
 	uint32_t pid = ct_trace_header(c->trace)->pid;
 	struct line l;
+	/* a look-up that returned, found or not (cudart asks for many symbols a
+	 * driver may not have: CUDA_ERROR_NOT_FOUND is part of the routine) */
+	bool foldable = !c->expand && !d->is_note && is_lookup(ev->call) && d->returned && !d->injected;
+	bool save = false;
+
+	if (foldable && s->run && s->run_call == ev->call && s->run_tid == ev->tid &&
+	    s->run_depth == e->depth) {
+		/* another look-up of the run: folded */
+		if (!s->fold_n++) {
+			s->fold_t = ev->t_ns;
+			save = true;
+		}
+		if (!d->ok)
+			s->fold_failed++;
+		if (strlen(s->fold_names) < 100)
+			ct_appendf(s->fold_names, sizeof s->fold_names, "%s%s", s->fold_names[0] ? ", " : "",
+				   d->target[0] ? d->target : "?");
+		else if (!strstr(s->fold_names, ", ..."))
+			ct_appendf(s->fold_names, sizeof s->fold_names, ", ...");
+		if (!save)
+			return 0;
+	} else {
+		fold_flush(c, s);
+		s->run = foldable;
+		s->run_call = ev->call;
+		s->run_tid = ev->tid;
+		s->run_depth = e->depth;
+	}
 
 	l.f = f;
 	l.n = 0;
@@ -470,6 +552,11 @@ static int text_event(struct ct_show_ctx *c, const struct ct_show_event *e)
 		ln_str(&l, ct_c(f, CT_C_RESET));
 	}
 	ln_raw(&l, "\n", 1);
+	if (save && l.n <= sizeof s->saved) {
+		memcpy(s->saved, l.b, l.n);
+		s->saved_n = l.n;
+		l.n = 0;
+	}
 	ln_flush(&l);
 	return ferror(f) ? -1 : 0;
 }
@@ -480,6 +567,8 @@ static int text_process_end(struct ct_show_ctx *c, struct ct_trace *t, const str
 	FILE *f = c->out;
 
 	(void)t;
+	fold_flush(c, s);
+	s->run = false;
 	fprintf(f, "  -- %" PRIu64 " events (%" PRIu64 " records): %" PRIu64 " failed, %" PRIu64
 		" never returned", st->events, st->records, s->failed, s->never);
 	if (st->torn || st->overwritten || st->bad || st->orphan_exits)
@@ -488,7 +577,7 @@ static int text_process_end(struct ct_show_ctx *c, struct ct_trace *t, const str
 	if (st->dropped)
 		fprintf(f, "; %" PRIu64 " older records overwritten by the ring", st->dropped);
 	fputc('\n', f);
-	if (c->verdict)
+	if (c->verdict && !c->no_verdict)
 		ct_verdict_text(f, c->verdict);
 	return ferror(f) ? -1 : 0;
 }

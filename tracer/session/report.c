@@ -87,6 +87,7 @@ int ct_run_report(const struct ct_run_opts *o, FILE *out)
 	int n, failed = 0, bad = 0;
 	struct ct_verdict *v;
 	struct ct_proc_end *ends;
+	char **paths_ok;
 
 	n = ct_list_traces(o->dir, &paths, err, sizeof err);
 	if (n <= 0) {
@@ -101,8 +102,9 @@ int ct_run_report(const struct ct_run_opts *o, FILE *out)
 		} else if (ct_run_dir_remove_empty(o)) {
 			if (!o->quiet)
 				fprintf(out,
-					"cutrace: no traced process touched CUDA (nothing recorded; no trace "
-					"directory kept)\n");
+					"cutrace: no traced process touched CUDA%s (nothing recorded; no trace "
+					"directory kept)\n",
+					ct_spawn_last()->timed_out ? " before the --timeout" : "");
 		} else if (!o->quiet) {
 			fprintf(out, "cutrace: no traced process touched CUDA (no trace files in %s)\n",
 				o->dir);
@@ -111,9 +113,11 @@ int ct_run_report(const struct ct_run_opts *o, FILE *out)
 	}
 	v = calloc((size_t)n, sizeof *v);
 	ends = calloc((size_t)n, sizeof *ends);
-	if (!v || !ends) {
+	paths_ok = calloc((size_t)n, sizeof *paths_ok);
+	if (!v || !ends || !paths_ok) {
 		free(v);
 		free(ends);
+		free(paths_ok);
 		ct_free_paths(paths, n);
 		return 0;
 	}
@@ -121,41 +125,46 @@ int ct_run_report(const struct ct_run_opts *o, FILE *out)
 	for (int i = 0; i < n; i++) {
 		if (ct_diagnose_file_end(paths[i], &ends[i], &v[i], err, sizeof err) < 0) {
 			fprintf(out, "cutrace: %s: %s\n", paths[i], err);
-			v[i].ok = true; /* not counted as a failed process */
-			v[i].pid = 0;
+			v[i].pid = 0; /* left out below */
 			bad++;
 			continue;
 		}
 		if (!v[i].ok)
 			failed++;
-		if (o->quiet && v[i].ok)
-			continue;
-		fputs("cutrace: ", out);
-		ct_verdict_line(out, &v[i]);
-		fputc('\n', out);
-		if (!v[i].ok) {
-			ct_verdict_text(out, &v[i]);
-			/* -q: the verdict, without the timeline */
-			if (!o->quiet && v[i].step.set) {
-				fprintf(out, "  timeline around the failing step (%s):\n", paths[i]);
-				ct_print_step_context(out, paths[i], &v[i], 4);
+	}
+	/* the readable ones, with their paths alongside */
+	int k = 0;
+	for (int i = 0; i < n; i++)
+		if (!(v[i].pid == 0 && !v[i].summary[0])) {
+			v[k] = v[i];
+			paths_ok[k++] = paths[i];
+		}
+	if (k == 1) {
+		/* one process: its line says the summary, the block the rest */
+		if (!o->quiet || !v[0].ok) {
+			fputs("cutrace: ", out);
+			ct_verdict_line(out, &v[0]);
+			fputc('\n', out);
+		}
+		if (!v[0].ok) {
+			ct_verdict_details(out, &v[0]);
+			if (!o->quiet && !o->no_context && v[0].step.set) {
+				fprintf(out, "  timeline around the failing step (%s):\n", paths_ok[0]);
+				ct_print_step_context(out, paths_ok[0], &v[0], 4);
 			}
 		}
-	}
-	kernel_log_note(v, n, out);
-	if (n - bad > 1 && !o->quiet) {
-		/* compact the good entries so the summary only sees real verdicts */
-		int k = 0;
-		for (int i = 0; i < n; i++)
-			if (v[i].pid)
-				v[k++] = v[i];
+	} else if (k > 1 && (!o->quiet || failed)) {
+		/* a job: the summary, each group once with its first member's
+		 * details (and, without -q, the timeline around its step) */
 		fputs("cutrace: ", out);
-		ct_summary_text(out, v, k, bad);
+		ct_summary_text_ex(out, v, k, bad, o->quiet || o->no_context ? NULL : paths_ok, true);
 	}
+	kernel_log_note(v, k, out);
 	if (!o->quiet)
 		fprintf(out, "cutrace: traces in %s (cutrace show %s)\n", o->dir, o->dir);
 	free(v);
 	free(ends);
+	free(paths_ok);
 	ct_free_paths(paths, n);
 	return failed;
 }

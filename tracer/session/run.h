@@ -22,6 +22,7 @@ struct ct_run_opts {
 	int nenv;
 	bool quiet;
 	bool mute_child;        /* the program's stdout/stderr go to /dev/null */
+	bool no_context;        /* the report leaves out the timeline (probe showed it whole) */
 	bool json;
 	bool print_only;
 	/* --timeout: SIGKILL the program and every process of its tree after
