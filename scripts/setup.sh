@@ -32,9 +32,11 @@ fi
 # optional: the engines of the cluster tests (ctest -L cluster): a real
 # Prometheus with node-exporter's textfile collector, a single-node Slurm
 # (slurmctld, slurmd, munge) and Slurm's spank.h (libslurm-dev) for the
-# SPANK plugin.  Not installable (no network, another distribution): one
+# SPANK plugin; CPython's regression tests (libpython3.11-testsuite) for
+# rel_python_suite (ctest -L long).  Not installable (no network, another distribution): one
 # line, and those tests skip.  CUTRACE_NO_OPTIONAL=1 leaves them out.
-optional=(prometheus prometheus-node-exporter slurmctld slurmd slurm-client munge libslurm-dev)
+optional=(prometheus prometheus-node-exporter slurmctld slurmd slurm-client munge libslurm-dev
+	libpython3.11-testsuite)
 if [ "${CUTRACE_NO_OPTIONAL:-0}" != 1 ]; then
 	omissing=()
 	for p in "${optional[@]}"; do
@@ -45,9 +47,9 @@ if [ "${CUTRACE_NO_OPTIONAL:-0}" != 1 ]; then
 		[ "$(id -u)" -eq 0 ] || sudo="sudo"
 		if { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
 			--no-install-recommends "${omissing[@]}"; } >/dev/null 2>&1; then
-			echo "setup: installed (optional, cluster tests) ${omissing[*]}"
+			echo "setup: installed (optional, cluster tests, Python test suite) ${omissing[*]}"
 		else
-			echo "setup: optional ${omissing[*]} not installed (no network or no such package): the cluster tests will skip"
+			echo "setup: optional ${omissing[*]} not installed (no network or no such package): the tests that need them will skip"
 		fi
 	fi
 fi
