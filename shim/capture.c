@@ -536,7 +536,7 @@ int ct_ioctl_slow(int fd, uint32_t node, unsigned long req, void *arg)
 		/* frontend requests all carry type 'F' (else: general path,
 		 * which revalidates the fd) */
 		if (unlikely(((req >> 8) & 0xff) != 'F')) {
-			if (kind != CT_NODE_OTHER)
+			if (kind != CT_NODE_OTHER && kind != CT_NODE_DXG)
 				goto general;
 		}
 		size = (uint32_t)((req >> 16) & 0x3fff);
@@ -644,7 +644,7 @@ static __attribute__((noinline)) int ioctl_general(int fd, uint32_t node, unsign
 	/* frontend requests all carry type 'F'; anything else means the fd number
 	 * now belongs to something else */
 	if (kind != CT_NODE_UVM && kind != CT_NODE_UVM_TOOLS && ((req >> 8) & 0xff) != 'F' &&
-	    kind != CT_NODE_OTHER) {
+	    kind != CT_NODE_OTHER && kind != CT_NODE_DXG) {
 		node = ct_revalidate_fd(fd);
 		if (!node)
 			return ct_real_ioctl(fd, req, arg);

@@ -65,6 +65,8 @@ unsigned ct_lib_kind(const char *file)
 		return CT_LIB_NVML;
 	if (!strncmp(b, "libnvidia-", 10) || !strncmp(b, "libnvcuvid", 10))
 		return CT_LIB_NVIDIA;
+	if (!strncmp(b, "libdxcore", 9))
+		return CT_LIB_DXCORE;
 	for (int i = 0; other[i]; i++)
 		if (!strncmp(b, other[i], strlen(other[i])))
 			return CT_LIB_CUDA_OTHER;
@@ -77,11 +79,11 @@ static inline bool lib_interesting(const char *file)
 
 	if (!file)
 		return false;
-	/* cheap filter first: every library we care about has "lib" + "cu"/"nv" */
+	/* cheap filter first: every library we care about has "lib" + "cu"/"nv"/"dx" */
 	b = strrchr(file, '/');
 	b = b ? b + 1 : file;
-	if (b[0] != 'l' || b[1] != 'i' || b[2] != 'b' || !((b[3] == 'c' && b[4] == 'u') ||
-							   (b[3] == 'n' && b[4] == 'v')))
+	if (b[0] != 'l' || b[1] != 'i' || b[2] != 'b' ||
+	    !((b[3] == 'c' && b[4] == 'u') || (b[3] == 'n' && b[4] == 'v') || (b[3] == 'd' && b[4] == 'x')))
 		return false;
 	return ct_lib_kind(b) != CT_LIB_OTHER;
 }

@@ -63,7 +63,12 @@ uint32_t ct_classify_path(const char *path)
 	const char *n;
 	int v;
 
-	if (!is_dev_path(path) || strncmp(path + 5, "nvidia", 6))
+	if (!is_dev_path(path))
+		return 0;
+	/* WSL2: CUDA reaches the Windows driver through /dev/dxg (catalog G3) */
+	if (path[5] == 'd' && !strcmp(path + 5, "dxg"))
+		return NODE(CT_NODE_DXG, 0);
+	if (strncmp(path + 5, "nvidia", 6))
 		return 0;
 	n = path + 11;
 	if (!strcmp(n, "ctl"))

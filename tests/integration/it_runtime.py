@@ -151,3 +151,95 @@ def t_caps_no_compute_scenario_text():
     expect_verdict(p, "loader", "dlopen", None, "NVIDIA_DRIVER_CAPABILITIES=utility has no 'compute'")
     need("NVIDIA_DRIVER_CAPABILITIES=compute,utility" in verdict(p)["fix"], "fix", verdict(p)["fix"])
     cleanup(r)
+
+
+# ---- WSL2 (group 3, catalog G3) on the rig: libfakewsl.so gives a WSL kernel
+# release, a /dev/dxg node and its ioctls; the WSL libraries are files under a
+# temporary .../usr/lib/wsl/lib/ (a test double, documented in tests/rig/README.md)
+FAKEWSL = os.path.join(os.path.dirname(FAKENV), "libfakewsl.so")
+WSL_REL = "5.15.167.4-microsoft-standard-WSL2"
+
+WSL_PROG = r"""
+import ctypes, fcntl, os, shutil, sys
+root, fake, dxcore = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+try:
+    fd = os.open("/dev/dxg", os.O_RDWR)
+    try:
+        fcntl.ioctl(fd, 0xC0104714, bytearray(16))   # LX_DXENUMADAPTERS2
+    except OSError as e:
+        print("enum", e.errno)
+except OSError as e:
+    print("open", e.errno)
+if dxcore:
+    try:
+        ctypes.CDLL("libdxcore.so")
+    except OSError:
+        print("no libdxcore")
+lib = os.path.join(root, "usr/lib/wsl/lib")
+os.makedirs(lib)
+shutil.copy(os.path.join(fake, "libcuda.so.1"), os.path.join(lib, "libcuda.so.1"))
+print("cuInit", ctypes.CDLL(os.path.join(lib, "libcuda.so.1")).cuInit(0))
+"""
+
+
+def wsl_env(**extra):
+    return base_env(LD_LIBRARY_PATH=FAKECUDA, LD_PRELOAD=FAKENV + ":" + FAKEWSL,
+                    FAKENV_MISSING="/dev/nvidiactl", **extra)
+
+
+def wsl_prog_run(dxcore=False, **env):
+    d = tempfile.mkdtemp(prefix="ct_wsl_")
+    prog = os.path.join(d, "prog.py")
+    with open(prog, "w") as f:
+        f.write(WSL_PROG)
+    r = cutrace_run([PY, prog, os.path.join(d, "root"), FAKECUDA, "1" if dxcore else "0"], wsl_env(**env))
+    shutil.rmtree(d, ignore_errors=True)
+    return r
+
+
+@test
+def t_wsl_linux_libcuda_shadows():
+    """on WSL2 a Linux driver's libcuda (the rig's, outside /usr/lib/wsl) gives 100:
+    the verdict names the shadowing library, not the missing /dev/nvidiactl"""
+    need(os.path.exists(FAKEWSL), "libfakewsl.so built: " + FAKEWSL)
+    r = cutrace_run([PROBE], wsl_env())
+    p = one_failed_proc(r)
+    need(p["kernel"] == WSL_REL, "the WSL kernel release recorded", p["kernel"])
+    expect_verdict(p, "loader", "dlopen", 100, "on WSL2 (kernel %s)" % WSL_REL, injected=False)
+    v = verdict(p)
+    need("a Linux driver's libcuda" in v["summary"] and "/usr/lib/wsl/lib" in v["summary"], "names it", v)
+    need("dpkg -S" in v["fix"] and "ldconfig" in v["fix"], "fix", v["fix"])
+    cleanup(r)
+
+
+@test
+def t_wsl_dxg_recorded_and_failed():
+    """the /dev/dxg open and its ioctls are recorded with their names; a failing
+    one is the root; a missing node too"""
+    r = wsl_prog_run(FAKEWSL_DXG_ERRNO="0x14=EINVAL")
+    need("enum 22" in r.out, "the fake dxg ioctl failed", r.out, r.err)
+    p = one_failed_proc(r)
+    o = first(p, "openat", target="/dev/dxg") if any(e["call"] == "openat" and e["target"] == "/dev/dxg"
+                                                     for e in p["events"]) else first(p, "open64", target="/dev/dxg")
+    need(o["ok"] and o["args"].get("node") == "dxg", "dxg open recorded", o)
+    io = [e for e in p["events"] if e["call"] == "ioctl" and "LX_DXENUMADAPTERS2" in (e.get("name") or e["target"])]
+    need(io and io[0]["errno_name"] == "EINVAL", "the named ioctl with its errno",
+         [(e["call"], e["target"], e.get("name")) for e in p["events"] if e["call"] == "ioctl"])
+    expect_verdict(p, "device-node", "ioctl", 100, "ioctl(/dev/dxg, LX_DXENUMADAPTERS2) failed with -1 EINVAL")
+    need("wsl --update" in verdict(p)["fix"], "fix", verdict(p)["fix"])
+    cleanup(r)
+    r = wsl_prog_run(FAKEWSL_NO_DXG="1")
+    p = one_failed_proc(r)
+    expect_verdict(p, "device-node", "open", 100, "open(/dev/dxg) failed with ENOENT: WSL2's GPU node does not exist")
+    cleanup(r)
+
+
+@test
+def t_wsl_dxcore_missing():
+    """libdxcore.so not found (a container on WSL without /usr/lib/wsl): its own verdict"""
+    r = wsl_prog_run(dxcore=True)
+    need("no libdxcore" in r.out, "libdxcore not loadable on the rig", r.out, r.err)
+    p = one_failed_proc(r)
+    expect_verdict(p, "loader", "dlopen", 100, "libdxcore.so could not be loaded")
+    need("/usr/lib/wsl" in verdict(p)["fix"], "fix", verdict(p)["fix"])
+    cleanup(r)

@@ -56,6 +56,12 @@ set_target_properties(cutrace_fakevgpu PROPERTIES OUTPUT_NAME vgpu
   LIBRARY_OUTPUT_DIRECTORY ${CUTRACE_RIG_DIR}/interposer C_VISIBILITY_PRESET hidden)
 target_link_libraries(cutrace_fakevgpu PRIVATE dl)
 
+# WSL2's side (catalog G3): uname, /dev/dxg and its ioctls
+add_library(cutrace_fakewsl SHARED ${_rig_src}/fakewsl.c)
+set_target_properties(cutrace_fakewsl PROPERTIES OUTPUT_NAME fakewsl
+  LIBRARY_OUTPUT_DIRECTORY ${CUTRACE_RIG_DIR} C_VISIBILITY_PRESET hidden)
+target_link_libraries(cutrace_fakewsl PRIVATE dl)
+
 add_executable(cutrace_fakenv_selftest ${_rig_src}/fakenv_selftest.c)
 set_target_properties(cutrace_fakenv_selftest PROPERTIES OUTPUT_NAME fakenv_selftest
   RUNTIME_OUTPUT_DIRECTORY ${CUTRACE_RIG_DIR})

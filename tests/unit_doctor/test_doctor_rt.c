@@ -164,6 +164,69 @@ START_TEST(t_container_no_uvm_node)
 }
 END_TEST
 
+/* WSL2 on a fake tree (documented as such): /proc/version of a WSL kernel,
+ * /dev/dxg a regular file (the checks look at existence), the Windows
+ * driver's files at their WSL paths (copies of a stand-in ELF) */
+static struct ct_machine_report *check_wsl_tree(char **env)
+{
+	static const char *const sys[] = { "/sys1", "/usr/lib/wsl/lib", NULL };
+	static const char *const none[] = { NULL };
+	struct ct_machine_opts o = {
+		.root = tmp_root,
+		.env = env,
+		.ld_cache = "",
+		.system_dirs = sys,
+		.off_path_dirs = none,
+		.cudart_dirs = none,
+		.no_open = true,
+		.no_python = true,
+	};
+	struct ct_machine_report *r = calloc(1, sizeof *r);
+
+	ck_assert_ptr_nonnull(r);
+	ct_machine_check(r, &o);
+	return r;
+}
+
+START_TEST(t_wsl_layout)
+{
+	char *env[] = { NULL };
+	struct ct_machine_report *r;
+	const struct ct_finding *f;
+
+	write_str(T("/proc/version"), "Linux version 5.15.167.4-microsoft-standard-WSL2 (root@f9c826d3017f) "
+				      "(gcc (GCC) 11.2.0) #1 SMP Tue Nov 5 00:21:55 UTC 2024\n");
+	/* no /dev/dxg, no WSL libraries */
+	r = check_wsl_tree(env);
+	CK_FIND(r, CT_SEV_PROBLEM, CT_LAYER_DEVICE_NODE, "a WSL2 kernel (/proc/version) but no /dev/dxg");
+	CK_FIND(r, CT_SEV_PROBLEM, CT_LAYER_LOADER, "WSL2 without /usr/lib/wsl/lib/libcuda.so.1");
+	CK_FIND(r, CT_SEV_PROBLEM, CT_LAYER_LOADER, "WSL2 without /usr/lib/wsl/lib/libdxcore.so");
+	CK_FIND(r, CT_SEV_WARN, CT_LAYER_LOADER, "no /usr/lib/wsl/drivers/*/libcuda.so.1.1");
+	free(r);
+
+	/* the healthy layout */
+	write_str(T("/dev/dxg"), "");
+	copy_file(CT_FAKE_CUDA, T("/usr/lib/wsl/lib/libcuda.so.1"));
+	write_str(T("/usr/lib/wsl/lib/libdxcore.so"), "x");
+	copy_file(CT_FAKE_CUDA, T("/usr/lib/wsl/drivers/nv_dispi.inf_amd64_1234/libcuda.so.1.1"));
+	r = check_wsl_tree(env);
+	ck_assert(r->wsl);
+	CK_NOFIND(r, CT_SEV_PROBLEM, CT_LAYER_DEVICE_NODE, "no /dev/dxg");
+	CK_NOFIND(r, CT_SEV_PROBLEM, CT_LAYER_LOADER, "WSL2");
+	CK_FIND(r, CT_SEV_OK, CT_LAYER_LOADER, "/usr/lib/wsl/drivers/nv_dispi.inf_amd64_1234/libcuda.so.1.1");
+	free(r);
+
+	/* a Linux driver's libcuda earlier on the path shadows it (numba#7106) */
+	copy_file(CT_FAKE_CUDA, T("/sys1/libcuda.so.1"));
+	r = check_wsl_tree(env);
+	CK_FIND(r, CT_SEV_PROBLEM, CT_LAYER_LOADER, "WSL2: libcuda.so.1 resolves to /sys1/libcuda.so.1");
+	f = find(r, CT_SEV_PROBLEM, CT_LAYER_LOADER, "WSL2: libcuda.so.1 resolves");
+	ck_assert_ptr_nonnull(strstr(f->summary, "a Linux driver's library"));
+	ck_assert_ptr_nonnull(strstr(f->fix, "dpkg -S /sys1/libcuda.so.1"));
+	free(r);
+}
+END_TEST
+
 static Suite *rt_suite(void)
 {
 	Suite *s = suite_create("doctor_runtime");
@@ -175,6 +238,7 @@ static Suite *rt_suite(void)
 	tcase_add_test(tc, t_dropins);
 	tcase_add_test(tc, t_musl);
 	tcase_add_test(tc, t_container_no_uvm_node);
+	tcase_add_test(tc, t_wsl_layout);
 	suite_add_tcase(s, tc);
 	return s;
 }

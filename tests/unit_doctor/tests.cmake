@@ -46,6 +46,8 @@ add_test(NAME doctor_e2e COMMAND sh ${CT_DOCTOR_DIR}/doctor_e2e.sh $<TARGET_FILE
 add_executable(test_doctor_rt ${CT_DOCTOR_DIR}/test_doctor_rt.c)
 target_link_libraries(test_doctor_rt PRIVATE cutrace_core PkgConfig::CHECK)
 target_include_directories(test_doctor_rt PRIVATE ${CT_DOCTOR_DIR})
+target_compile_definitions(test_doctor_rt PRIVATE ${_ct_doctor_defs})
+add_dependencies(test_doctor_rt ct_doctor_fake_cuda)
 add_test(NAME unit_doctor_runtime COMMAND test_doctor_rt)
 
 # doctor --check's line and status, doctor --format=prometheus (health.c)

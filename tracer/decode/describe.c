@@ -271,8 +271,9 @@ static const char *outptr_key(unsigned call)
 static const char *libkind_name(uint32_t k)
 {
 	static const char *const n[CT_LIB__COUNT] = {
-		[CT_LIB_OTHER] = "other", [CT_LIB_CUDA] = "cuda", [CT_LIB_CUDART] = "cudart",
-		[CT_LIB_NVML] = "nvml", [CT_LIB_NVIDIA] = "nvidia", [CT_LIB_CUDA_OTHER] = "cuda-other",
+		[CT_LIB_OTHER] = "other",   [CT_LIB_CUDA] = "cuda",     [CT_LIB_CUDART] = "cudart",
+		[CT_LIB_NVML] = "nvml",     [CT_LIB_NVIDIA] = "nvidia", [CT_LIB_CUDA_OTHER] = "cuda-other",
+		[CT_LIB_DXCORE] = "dxcore",
 	};
 	return k < CT_LIB__COUNT ? n[k] : "unknown";
 }

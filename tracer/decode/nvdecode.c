@@ -291,6 +291,7 @@ const char *ct_nv_node_name(uint32_t node, char *buf, unsigned len)
 	case CT_NODE_NVSWITCH:  stem = "nvidia-nvswitch"; break;
 	case CT_NODE_IMEX:      stem = "nvidia-caps-imex-channels/channel"; break;
 	case CT_NODE_OTHER:     fixed = "nvidia (other node)"; break;
+	case CT_NODE_DXG: fixed = "dxg"; break;
 	default:                fixed = "not an NVIDIA node"; break;
 	}
 	if (!len)
@@ -1405,6 +1406,69 @@ static void dec_uvm(struct dctx *c)
 
 /* ---- other NVIDIA nodes ------------------------------------------------------------ */
 
+/*
+ * WSL2's /dev/dxg (dxgkrnl): _IOWR(0x47, nr, struct d3dkmt_*), names from
+ * include/uapi/misc/d3dkmthk.h of microsoft/WSL2-Linux-Kernel
+ * (linux-msft-wsl-6.6.y).  A failure is the ioctl's -1 and errno.
+ */
+static const char *dxg_ioctl_name(uint32_t nr)
+{
+	static const struct {
+		uint8_t nr;
+		const char *name;
+	} t[] = {
+		{ 0x01, "LX_DXOPENADAPTERFROMLUID" },
+		{ 0x02, "LX_DXCREATEDEVICE" },
+		{ 0x04, "LX_DXCREATECONTEXTVIRTUAL" },
+		{ 0x05, "LX_DXDESTROYCONTEXT" },
+		{ 0x06, "LX_DXCREATEALLOCATION" },
+		{ 0x07, "LX_DXCREATEPAGINGQUEUE" },
+		{ 0x09, "LX_DXQUERYADAPTERINFO" },
+		{ 0x0a, "LX_DXQUERYVIDEOMEMORYINFO" },
+		{ 0x0d, "LX_DXESCAPE" },
+		{ 0x0e, "LX_DXGETDEVICESTATE" },
+		{ 0x0f, "LX_DXSUBMITCOMMAND" },
+		{ 0x10, "LX_DXCREATESYNCHRONIZATIONOBJECT" },
+		{ 0x11, "LX_DXSIGNALSYNCHRONIZATIONOBJECT" },
+		{ 0x12, "LX_DXWAITFORSYNCHRONIZATIONOBJECT" },
+		{ 0x13, "LX_DXDESTROYALLOCATION2" },
+		{ 0x14, "LX_DXENUMADAPTERS2" },
+		{ 0x15, "LX_DXCLOSEADAPTER" },
+		{ 0x16, "LX_DXCHANGEVIDEOMEMORYRESERVATION" },
+		{ 0x18, "LX_DXCREATEHWQUEUE" },
+		{ 0x19, "LX_DXDESTROYDEVICE" },
+		{ 0x1b, "LX_DXDESTROYHWQUEUE" },
+		{ 0x1c, "LX_DXDESTROYPAGINGQUEUE" },
+		{ 0x1d, "LX_DXDESTROYSYNCHRONIZATIONOBJECT" },
+		{ 0x1f, "LX_DXFLUSHHEAPTRANSITIONS" },
+		{ 0x25, "LX_DXLOCK2" },
+		{ 0x2a, "LX_DXQUERYALLOCATIONRESIDENCY" },
+		{ 0x2e, "LX_DXSETALLOCATIONPRIORITY" },
+		{ 0x31, "LX_DXSIGNALSYNCHRONIZATIONOBJECTFROMCPU" },
+		{ 0x32, "LX_DXSIGNALSYNCHRONIZATIONOBJECTFROMGPU" },
+		{ 0x33, "LX_DXSIGNALSYNCHRONIZATIONOBJECTFROMGPU2" },
+		{ 0x34, "LX_DXSUBMITCOMMANDTOHWQUEUE" },
+		{ 0x35, "LX_DXSUBMITSIGNALSYNCOBJECTSTOHWQUEUE" },
+		{ 0x36, "LX_DXSUBMITWAITFORSYNCOBJECTSTOHWQUEUE" },
+		{ 0x37, "LX_DXUNLOCK2" },
+		{ 0x38, "LX_DXUPDATEALLOCPROPERTY" },
+		{ 0x3a, "LX_DXWAITFORSYNCHRONIZATIONOBJECTFROMCPU" },
+		{ 0x3b, "LX_DXWAITFORSYNCHRONIZATIONOBJECTFROMGPU" },
+		{ 0x3c, "LX_DXGETALLOCATIONPRIORITY" },
+		{ 0x3e, "LX_DXENUMADAPTERS3" },
+		{ 0x3f, "LX_DXSHAREOBJECTS" },
+		{ 0x40, "LX_DXOPENSYNCOBJECTFROMNTHANDLE2" },
+		{ 0x41, "LX_DXQUERYRESOURCEINFOFROMNTHANDLE" },
+		{ 0x42, "LX_DXOPENRESOURCEFROMNTHANDLE" },
+		{ 0x44, "LX_DXSHAREOBJECTWITHHOST" },
+	};
+
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+		if (t[i].nr == nr)
+			return t[i].name;
+	return NULL;
+}
+
 static void dec_other(struct dctx *c)
 {
 	struct ct_nv_ioctl *o = c->o;
@@ -1440,6 +1504,13 @@ static void dec_other(struct dctx *c)
 				dec_rm_args(c, e);
 			return;
 		}
+	}
+	if (o->node_kind == CT_NODE_DXG && o->ioc_type == 0x47 && dxg_ioctl_name(o->nr)) {
+		ct_str_copy(o->name, sizeof o->name, dxg_ioctl_name(o->nr));
+		set_short(o);
+		o->named = true;
+		sum_str(o, o->name, NULL);
+		return;
 	}
 	ioc_struct(o->request, o->name, sizeof o->name);
 	set_short(o);

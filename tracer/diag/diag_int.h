@@ -95,6 +95,13 @@ struct ct_diag {
 	bool rm_fail_nostatus; /* rm_fail is -1 EINVAL with no RM status */
 	int nv_ioctls;         /* NVIDIA ioctls that returned */
 
+	/* WSL2 (issue 19 group 3, catalog G3) */
+	bool wsl;             /* a WSL kernel release, or /dev/dxg opened */
+	struct fact dxg_fail; /* the first failed ioctl on /dev/dxg */
+	bool dxcore_loaded;
+	struct fact dxcore_fail; /* the first failed load of libdxcore */
+	char dxcore_dlerror[300];
+
 	/* calls that never returned */
 	struct fact unfinished;      /* first driver/runtime/NVML call without exit */
 	int unfinished_fam;

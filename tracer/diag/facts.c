@@ -39,6 +39,12 @@ void ct_diag_begin(struct ct_diag *d, struct ct_trace *t)
 	memset(d, 0, offsetof(struct ct_diag, nv));
 	d->t = t;
 	d->ldcache_so1 = d->ldcache_so = -1;
+	{
+		char rel[128];
+		/* WSL2 kernels: "5.15.167.4-microsoft-standard-WSL2" */
+		d->wsl = ct_trace_ctx_str(t, CT_CTX_KERNEL, 0, rel, sizeof rel) &&
+			 (strstr(rel, "microsoft") || strstr(rel, "Microsoft") || strstr(rel, "WSL"));
+	}
 	d->drv = ct_trace_driver_version(t);
 	d->cards = -1;
 	d->dev_count = -1;
@@ -169,6 +175,15 @@ static void on_dlopen(struct ct_diag *d, const struct ct_event *ev, const struct
 		snprintf(d->cudart_path, sizeof d->cudart_path, "%s", rp);
 		if (ct_version_from_name(rp, v, sizeof v) == 0)
 			d->cudart_ver = ct_cuda_version_parse(v);
+	} else if (kind == CT_LIB_DXCORE) {
+		if (ev->ret) {
+			d->dxcore_loaded = true;
+		} else if (!d->dxcore_fail.s.set) {
+			char err[300];
+			set_fact(d, &d->dxcore_fail, ev, desc, 0, lib ? lib : "libdxcore.so", NULL);
+			if (str_field(ev, CT_FLD_DLERROR, err, sizeof err))
+				snprintf(d->dxcore_dlerror, sizeof d->dxcore_dlerror, "%s", err);
+		}
 	} else if (kind == CT_LIB_NVML) {
 		if (ev->ret) {
 			d->nvml_loaded = true;
@@ -264,6 +279,8 @@ static void on_open(struct ct_diag *d, const struct ct_event *ev, const struct c
 	}
 	if (node && ev->ret >= 0)
 		d->nv_open_ok = true;
+	if ((node >> 16) == CT_NODE_DXG)
+		d->wsl = true;
 	if (ev->ret >= 0 || !node)
 		return;
 	/* the capability and IMEX channel nodes are needed only for MIG and
@@ -370,7 +387,9 @@ static void on_ioctl(struct ct_diag *d, const struct ct_event *ev, const struct 
 	}
 	if (nv->ok || nv->is_warning)
 		return;
-	struct fact *f = nv->family == CT_NV_FAM_UVM ? &d->uvm_fail : &d->rm_fail;
+	struct fact *f = nv->node_kind == CT_NODE_DXG  ? &d->dxg_fail
+			 : nv->family == CT_NV_FAM_UVM ? &d->uvm_fail
+						       : &d->rm_fail;
 	if (f->s.set)
 		return;
 	set_fact(d, f, ev, desc, nv->has_status && nv->ret >= 0 ? (int)nv->status : nv->err,

@@ -62,6 +62,7 @@ static const char *node_label(unsigned kind)
 	case CT_NODE_UVM_TOOLS: return "the UVM tools node";
 	case CT_NODE_CAPS: return "a capability node (MIG/fabric)";
 	case CT_NODE_IMEX: return "the IMEX channel node (fabric memory)";
+	case CT_NODE_DXG: return "WSL2's GPU node";
 	default: return "an NVIDIA node";
 	}
 }
@@ -80,6 +81,12 @@ static const char *node_label(unsigned kind)
 	"decode it where the kernel log is readable); reset or power-cycle the GPU and check that the GSP "  \
 	"firmware matches the driver version (/lib/firmware/nvidia/VERSION/gsp_*.bin)"
 
+#define FIX_DXG                                                                                              \
+	"WSL2 reaches the Windows NVIDIA driver through /dev/dxg: update WSL and the Windows driver "        \
+	"(wsl --update, then wsl --shutdown) and check that the GPU works in Windows; in a container on "    \
+	"WSL pass --device /dev/dxg and mount /usr/lib/wsl (docker run --gpus all does); dxgkrnl logs "      \
+	"its errors in dmesg"
+
 /* a failed open of an NVIDIA node: the first row whose errno and node kind
  * match (0: any) */
 static const struct node_fault {
@@ -90,6 +97,8 @@ static const struct node_fault {
 } node_faults[] = {
 	{ ENOENT, CT_NODE_UVM, "does not exist", FIX_UVM_MISSING },
 	{ ENOENT, CT_NODE_UVM_TOOLS, "does not exist", FIX_UVM_MISSING },
+	{ ENOENT, CT_NODE_DXG, "does not exist", FIX_DXG },
+	{ 0, CT_NODE_DXG, "could not be opened", FIX_DXG },
 	{ ENOENT, CT_NODE_CAPS, "does not exist",
 	  "pass the /dev/nvidia-caps nodes to the container (MIG needs them), or use a toolkit version that "
 	  "creates them" },
@@ -1073,7 +1082,7 @@ static bool rule_interposer(struct judge *j)
 		return false;
 	/* a failure under it is the cause (rule_low_level), the interposer a note */
 	if (d->open_fail.s.set || d->rm_fail.s.set || d->uvm_fail.s.set || d->hs_mismatch.s.set ||
-	    d->card_empty.s.set || d->caps_fail.s.set)
+	    d->card_empty.s.set || d->caps_fail.s.set || d->dxg_fail.s.set)
 		return false;
 	v->layer = CT_LAYER_DRIVER_API;
 	v->step = f->s;
@@ -1088,6 +1097,66 @@ static bool rule_interposer(struct judge *j)
 		 "/etc/ld.so.preload, or for HAMi a pod without the vGPU resource); check the interposer's log "
 		 "and that its release supports this driver (HAMi-core hangs or fails on 570/575)",
 		 d->interposer);
+	return true;
+}
+
+/* WSL2: a libcuda other than the Windows driver's (/usr/lib/wsl/lib) was
+ * loaded, a Linux driver's or the toolkit stub, which look for /dev/nvidia*
+ * (catalog G3: numba/numba#7106, NVIDIA/cuml#5624) */
+static bool rule_wsl_libcuda(struct judge *j)
+{
+	struct ct_diag *d = j->d;
+	struct ct_verdict *v = j->v;
+	const struct fact *f = j->failed;
+	char rel[128] = "", dir[256];
+	const char *sl;
+
+	if (!d->wsl || !d->cuda_loaded || !f || strstr(d->cuda_path, "/usr/lib/wsl/"))
+		return false;
+	ct_trace_ctx_str(d->t, CT_CTX_KERNEL, 0, rel, sizeof rel);
+	sl = strrchr(d->cuda_path, '/');
+	snprintf(dir, sizeof dir, "%.*s", sl ? (int)(sl - d->cuda_path) : 0, d->cuda_path);
+	v->layer = CT_LAYER_LOADER;
+	v->step = d->cuda_load.s;
+	snprintf(v->summary, sizeof v->summary,
+		 "on WSL2 (kernel %s) CUDA must use the Windows driver's libcuda from /usr/lib/wsl/lib, but this "
+		 "process loaded %s (%s), which looks for /dev/nvidia* nodes that WSL does not have; %s = %d",
+		 rel[0] ? rel : "with /dev/dxg", d->cuda_path,
+		 d->cuda_stub ? "the CUDA toolkit's stub" : "a Linux driver's libcuda", f->s.call, f->code);
+	if (d->cuda_stub)
+		snprintf(v->fix, sizeof v->fix,
+			 "remove the toolkit's stubs directory (%s) from LD_LIBRARY_PATH; /usr/lib/wsl/lib must "
+			 "come first (sudo ldconfig: /etc/ld.so.conf.d/ld.wsl.conf lists it)",
+			 dir);
+	else
+		snprintf(v->fix, sizeof v->fix,
+			 "never install a Linux NVIDIA driver inside WSL: remove the package that owns %s (dpkg -S %s, "
+			 "then sudo apt-get remove --purge it), take %s out of LD_LIBRARY_PATH, and run sudo ldconfig "
+			 "so that /usr/lib/wsl/lib (/etc/ld.so.conf.d/ld.wsl.conf) comes first",
+			 d->cuda_path, d->cuda_path, dir);
+	return true;
+}
+
+/* WSL2: libdxcore.so, through which the WSL libcuda reaches the GPU, could
+ * not be loaded (catalog G3: docker/buildx#3295) */
+static bool rule_wsl_dxcore(struct judge *j)
+{
+	struct ct_diag *d = j->d;
+	struct ct_verdict *v = j->v;
+	const struct fact *f = j->failed;
+
+	if (!d->dxcore_fail.s.set || d->dxcore_loaded || !f || f == &d->cuda_load_fail)
+		return false;
+	v->layer = CT_LAYER_LOADER;
+	v->step = d->dxcore_fail.s;
+	snprintf(v->summary, sizeof v->summary,
+		 "%s could not be loaded (%s): on WSL2 libcuda reaches the GPU through it; %s = %d followed",
+		 d->dxcore_fail.what, d->dxcore_dlerror[0] ? d->dxcore_dlerror : "no loader message",
+		 f->s.call, f->code);
+	snprintf(v->fix, sizeof v->fix,
+		 "in WSL: /usr/lib/wsl/lib must be on the loader path (sudo ldconfig; /etc/ld.so.conf.d/ld.wsl.conf); "
+		 "in a container on WSL: mount /usr/lib/wsl and /dev/dxg (docker run --gpus all does; else "
+		 "-v /usr/lib/wsl:/usr/lib/wsl --device /dev/dxg) and add /usr/lib/wsl/lib to LD_LIBRARY_PATH");
 	return true;
 }
 
@@ -1163,7 +1232,8 @@ static bool rule_no_module(struct judge *j)
 		      !f->s.injected && !strcmp(f->s.call, "cuInit") && f->code == CT_CUDA_ERROR_NO_DEVICE;
 	char kernel[96] = "";
 
-	if (!no_module_context(d) || !(nxio || nvml9 || silent) || d->nv_ioctl_seen)
+	/* WSL2 has no NVIDIA Linux module: CUDA goes through /dev/dxg */
+	if (d->wsl || !no_module_context(d) || !(nxio || nvml9 || silent) || d->nv_ioctl_seen)
 		return false;
 	v->layer = CT_LAYER_KERNEL_HANDSHAKE;
 	j->root = nxio ? &d->open_fail : nvml9 ? &d->nvml_fail : f;
@@ -1248,7 +1318,8 @@ static bool rule_low_level(struct judge *j)
 {
 	struct ct_diag *d = j->d;
 	struct ct_verdict *v = j->v;
-	const struct fact *cand[] = { &d->hs_mismatch, &d->open_fail, &d->uvm_fail, &d->rm_fail, &d->card_empty };
+	const struct fact *cand[] = { &d->hs_mismatch, &d->open_fail,  &d->uvm_fail,
+				      &d->rm_fail,     &d->card_empty, &d->dxg_fail };
 	const struct fact *root = NULL;
 
 	for (size_t i = 0; i < sizeof cand / sizeof cand[0]; i++)
@@ -1275,6 +1346,15 @@ static bool rule_low_level(struct judge *j)
 	} else if (root == &d->uvm_fail) {
 		v->layer = CT_LAYER_UVM;
 		rm_text(root, v, true);
+	} else if (root == &d->dxg_fail) {
+		const char *arrow = strstr(root->what, " -> ");
+		v->layer = CT_LAYER_DEVICE_NODE;
+		snprintf(v->summary, sizeof v->summary,
+			 "ioctl(/dev/dxg, %.*s) failed%s%s: WSL2's GPU paravirtualization (dxgkrnl) refused it, so "
+			 "the Windows driver was not reached",
+			 arrow ? (int)(arrow - root->what) : (int)strlen(root->what), root->what,
+			 arrow ? " with" : "", arrow ? arrow + 3 : "");
+		snprintf(v->fix, sizeof v->fix, "%s", FIX_DXG);
 	} else if (root == &d->card_empty) {
 		v->layer = CT_LAYER_RESOURCE_MANAGER;
 		snprintf(v->summary, sizeof v->summary,
@@ -1516,6 +1596,8 @@ static bool (*const rules[])(struct judge *j) = {
 	rule_nvml_not_loaded,
 	rule_libcuda_not_loaded,
 	rule_stale_driver_files,
+	rule_wsl_libcuda,
+	rule_wsl_dxcore,
 	rule_stub_library,
 	rule_compat_unsupported,
 	rule_interposer,
@@ -1644,9 +1726,10 @@ static void notes(struct judge *j)
  */
 static void group_key(struct ct_diag *d, struct ct_verdict *v)
 {
-	const struct fact *facts[] = { &d->open_fail, &d->caps_fail, &d->uvm_fail, &d->rm_fail, &d->hs_mismatch,
-				       &d->card_empty, &d->unfinished_io, &d->unfinished_ld, &d->cuda_load_fail,
-				       &d->nvml_load_fail };
+	const struct fact *facts[] = { &d->open_fail,      &d->caps_fail,     &d->uvm_fail,
+				       &d->rm_fail,        &d->hs_mismatch,   &d->card_empty,
+				       &d->unfinished_io,  &d->unfinished_ld, &d->cuda_load_fail,
+				       &d->nvml_load_fail, &d->dxg_fail,      &d->dxcore_fail };
 	const char *detail = "";
 	int code = 0;
 

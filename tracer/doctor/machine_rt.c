@@ -4,7 +4,8 @@
  * toolkit against the running kernel module, the toolkit's ld.so.conf.d
  * drop-ins (00-compat-*, 00-nvcr-*), a musl loader (which ignores
  * /etc/ld.so.cache), and a container without /dev/nvidia-uvm while the
- * host's nvidia_uvm is loaded.
+ * host's nvidia_uvm is loaded; and WSL2's layout (group 3, G3) instead of
+ * /dev/nvidia*.
  *
  * CDI specs (/etc/cdi, /var/run/cdi; JSON or YAML) are read as text: the
  * driver version is the one in the file names the spec mounts
@@ -345,8 +346,97 @@ static void check_container_uvm(struct ct_mctx *c)
 		    "/dev/nvidia-uvm-tools)");
 }
 
+/* ---- WSL2 ---------------------------------------------------------------- */
+/*
+ * WSL2 (issue 19 group 3, catalog G3): no /dev/nvidia* at all; CUDA is the
+ * Windows driver's libcuda in /usr/lib/wsl/lib (mounted from the Windows
+ * driver store, /usr/lib/wsl/drivers/<inf dir>/libcuda.so.1.1), which
+ * reaches the GPU through libdxcore.so and /dev/dxg.  A Linux libcuda or
+ * the toolkit stub first on the path shadows it (cuInit 100:
+ * numba/numba#7106, NVIDIA/cuml#5624).
+ */
+static void check_wsl(struct ct_mctx *c)
+{
+	struct ct_machine_report *r = c->r;
+	char ver[512] = "", *names[32], store[PATH_MAX] = "";
+	bool kernel = false;
+	int n, stores = 0;
+	struct ct_finding *f;
+	const struct ct_libsearch *ls[] = { &r->cuda, &r->cuda_dev };
+
+	if (ct_m_read(c, "/proc/version", ver, sizeof ver) > 0)
+		kernel = strstr(ver, "microsoft") || strstr(ver, "Microsoft") || strstr(ver, "WSL");
+	if (!kernel && !r->wsl)
+		return;
+	if (kernel && !r->wsl) {
+		f = ct_m_add(c, CT_SEC_DEVICES, CT_SEV_PROBLEM, CT_LAYER_DEVICE_NODE,
+			     "a WSL2 kernel (/proc/version) but no /dev/dxg: GPU paravirtualization is off here (or "
+			     "the container got no /dev/dxg), so CUDA sees no GPU (cuInit 100)");
+		ct_m_fix(f,
+			 "update WSL and the Windows NVIDIA driver (wsl --update, then wsl --shutdown); in a "
+			 "container on WSL pass --device /dev/dxg and mount /usr/lib/wsl (docker run --gpus all "
+			 "does)");
+	}
+	if (!ct_m_exists(c, "/usr/lib/wsl/lib/libcuda.so.1")) {
+		f = ct_m_add(c, CT_SEC_LIBS, CT_SEV_PROBLEM, CT_LAYER_LOADER,
+			     "WSL2 without /usr/lib/wsl/lib/libcuda.so.1: the Windows NVIDIA driver's CUDA library "
+			     "is not mounted here");
+		ct_m_fix(f,
+			 "install or update the NVIDIA driver on Windows (not in WSL), then wsl --shutdown; in "
+			 "a container mount /usr/lib/wsl (-v /usr/lib/wsl:/usr/lib/wsl, or --gpus all)");
+	}
+	if (!ct_m_exists(c, "/usr/lib/wsl/lib/libdxcore.so")) {
+		f = ct_m_add(c, CT_SEC_LIBS, CT_SEV_PROBLEM, CT_LAYER_LOADER,
+			     "WSL2 without /usr/lib/wsl/lib/libdxcore.so: the WSL libcuda reaches the GPU through "
+			     "it (containers need it too, docker/buildx#3295)");
+		ct_m_fix(f, "mount /usr/lib/wsl into the container (or update WSL: wsl --update)");
+	}
+	n = list_dir(c, "/usr/lib/wsl/drivers", names, 32);
+	for (int i = 0; i < n; i++) {
+		char lib[PATH_MAX];
+		snprintf(lib, sizeof lib, "/usr/lib/wsl/drivers/%s/libcuda.so.1.1", names[i]);
+		if (ct_m_exists(c, lib) && !stores++)
+			ct_m_copy(store, sizeof store, lib);
+		free(names[i]);
+	}
+	if (stores)
+		ct_m_add(c, CT_SEC_LIBS, CT_SEV_OK, CT_LAYER_LOADER,
+			 "WSL2: the Windows driver store provides %s%s", store,
+			 stores > 1 ? " (and more driver directories)" : "");
+	else
+		ct_m_add(c, CT_SEC_LIBS, CT_SEV_WARN, CT_LAYER_LOADER,
+			 "WSL2: no /usr/lib/wsl/drivers/*/libcuda.so.1.1 (the Windows driver store is not mounted)");
+	for (size_t k = 0; k < sizeof ls / sizeof ls[0]; k++) {
+		const struct ct_libsearch *s = ls[k];
+		const struct ct_libcand *cand = s->chosen >= 0 ? &s->c[s->chosen] : NULL;
+		char dir[CT_ELF_PATH_MAX], *sl;
+
+		if (!cand || !strncmp(cand->path, "/usr/lib/wsl/", 13))
+			continue;
+		ct_m_copy(dir, sizeof dir, cand->path);
+		if ((sl = strrchr(dir, '/')))
+			*sl = 0;
+		f = ct_m_add(c, CT_SEC_LIBS, CT_SEV_PROBLEM, CT_LAYER_LOADER,
+			     "WSL2: %s resolves to %s (%s, %s), not to /usr/lib/wsl/lib: %s shadows the Windows "
+			     "driver's and looks for /dev/nvidia*, which WSL does not have (cuInit 100)",
+			     s->name, cand->path, ct_cand_src_name(cand->src),
+			     (cand->elf.flags & CT_ELF_STUB) ? "the toolkit stub"
+							     : "a Linux driver's library",
+			     (cand->elf.flags & CT_ELF_STUB) ? "the stub" : "it");
+		if (cand->elf.flags & CT_ELF_STUB)
+			ct_m_fix(f, "remove %s from LD_LIBRARY_PATH (stubs are for linking only)", dir);
+		else
+			ct_m_fix(f,
+				 "never install a Linux NVIDIA driver inside WSL: dpkg -S %s names its package, "
+				 "sudo apt-get remove --purge it, take %s out of LD_LIBRARY_PATH and run sudo "
+				 "ldconfig (/etc/ld.so.conf.d/ld.wsl.conf puts /usr/lib/wsl/lib first)",
+				 cand->path, dir);
+	}
+}
+
 void ct_m_check_runtime(struct ct_mctx *c)
 {
+	check_wsl(c);
 	check_cdi(c);
 	check_dropins(c);
 	check_musl(c);

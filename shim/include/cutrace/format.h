@@ -1,5 +1,5 @@
 /*
- * cutrace trace file format, version 1.3.
+ * cutrace trace file format, version 1.4.
  *
  * This header is the only definition of the on-disk layout.  libcutrace.so
  * writes it, the cutrace CLI reads it; nothing else crosses between them.
@@ -82,7 +82,7 @@
 
 #define CUTRACE_MAGIC           "CUTRACE"   /* 8 bytes with the NUL */
 #define CUTRACE_VERSION_MAJOR   1
-#define CUTRACE_VERSION_MINOR   3
+#define CUTRACE_VERSION_MINOR   4
 #define CUTRACE_ENDIAN_PROBE    0x01020304u
 #define CUTRACE_HEADER_AREA     4096u       /* header page; ctx starts here */
 #define CUTRACE_COUNTERS_OFF    1024u       /* commit counters in the header page */
@@ -289,6 +289,7 @@ enum {
 	CT_NODE_NVSWITCH,   /* /dev/nvidia-nvswitchN, /dev/nvidia-nvlink */
 	CT_NODE_IMEX,       /* /dev/nvidia-caps-imex-channels/channelN */
 	CT_NODE_OTHER,      /* another /dev/nvidia* node */
+	CT_NODE_DXG,        /* /dev/dxg, WSL2's GPU paravirtualization (since 1.4) */
 	CT_NODE__COUNT
 };
 
@@ -300,6 +301,7 @@ enum {
 	CT_LIB_NVML,        /* libnvidia-ml.so* */
 	CT_LIB_NVIDIA,      /* other libnvidia-* driver component */
 	CT_LIB_CUDA_OTHER,  /* other CUDA toolkit library (cublas, cudnn, nccl, ...) */
+	CT_LIB_DXCORE,      /* libdxcore.so, WSL2's adapter library (since 1.4) */
 	CT_LIB__COUNT
 };
 
