@@ -54,6 +54,21 @@ if [ "${CUTRACE_NO_OPTIONAL:-0}" != 1 ]; then
 	fi
 fi
 
+# optional: reading .zst traces (libzstd-dev: the shared and the static
+# library, for the one-file cutrace) and the zstd tool the tests use; a
+# machine without them still builds, without .zst
+zoptional=(libzstd-dev zstd)
+zmissing=()
+for p in "${zoptional[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || zmissing+=("$p")
+done
+if [ ${#zmissing[@]} -gt 0 ]; then
+	sudo=""
+	[ "$(id -u)" -eq 0 ] || sudo="sudo"
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${zmissing[@]}" >/dev/null 2>&1 ||
+		echo "setup: optional ${zmissing[*]} not installed: .zst traces will not be readable"
+fi
+
 # --- the CUDA Toolkit headers -------------------------------------------------
 find_cuda_include() {
 	local c

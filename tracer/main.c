@@ -10,12 +10,13 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{ "probe",     cmd_probe,     "run the bare dlopen + cuInit probe under the shim; timeline and verdict" },
-	{ "run",       cmd_run,       "run a program under the shim and print a verdict per process" },
-	{ "show",      cmd_show,      "decode trace files or directories: timeline, verdict, JSON, Chrome trace" },
-	{ "doctor",    cmd_doctor,    "check this machine's driver, device nodes and libraries, then probe" },
+	{ "probe", cmd_probe, "run the bare dlopen + cuInit probe under the shim; timeline and verdict" },
+	{ "run", cmd_run, "run a program under the shim and print a verdict per process" },
+	{ "show", cmd_show, "decode trace files or directories: timeline, verdict, JSON, Chrome trace" },
+	{ "doctor", cmd_doctor, "check this machine's driver, device nodes and libraries, then probe" },
 	{ "scenarios", cmd_scenarios, "list the named failure scenarios for run --scenario" },
-	{ "replay",    cmd_replay,    "recreate the root failure of a recorded trace around a command" },
+	{ "replay", cmd_replay, "recreate the root failure of a recorded trace around a command" },
+	{ "pack", cmd_pack, "put a job's traces into one compact tar.gz to send (show reads it)" },
 };
 
 static void usage(FILE *f)

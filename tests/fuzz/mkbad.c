@@ -172,7 +172,8 @@ static void header_cases(void)
 	emit("valid", m.p, m.len, "ok", "-");
 	emit("empty", "", 0, "2", "empty file");
 	emit("short-header", m.p, 100, "2", "too small for a cutrace header");
-	emit("truncated-half", m.p, m.len / 2, "2", "truncated");
+	/* a short file decodes what is there and says what is missing */
+	emit("truncated-half", m.p, m.len / 2, "ok", "-");
 	emit("header-only", m.p, 4096, "2", "truncated");
 	free(m.p);
 

@@ -13,5 +13,6 @@ int cmd_probe(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_scenarios(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
+int cmd_pack(int argc, char **argv);
 
 #endif

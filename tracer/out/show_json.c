@@ -198,7 +198,7 @@ static int json_process_begin(struct ct_show_ctx *c, struct ct_trace *t)
 	ct_json_arr_end(j);
 	ct_json_key(j, "flags");
 	ct_json_obj_begin(j);
-	ct_json_kbool(j, "degraded", h->flags & CT_HF_DEGRADED);
+	ct_json_kbool(j, "degraded", ct_trace_degraded(t));
 	ct_json_kbool(j, "exited", h->flags & CT_HF_EXITED);
 	ct_json_kbool(j, "forked", h->flags & CT_HF_FORKED);
 	ct_json_kbool(j, "inject", h->flags & CT_HF_INJECT);
@@ -318,6 +318,12 @@ static int json_process_end(struct ct_show_ctx *c, struct ct_trace *t, const str
 	ct_json_kuint(j, "malformed", st->bad);
 	ct_json_kuint(j, "unfinished", st->unfinished);
 	ct_json_kuint(j, "orphan_exits", st->orphan_exits);
+	char dmg[512];
+	ct_json_key(j, "damage");
+	if (ct_trace_damage(t, dmg, sizeof dmg))
+		ct_json_str(j, dmg);
+	else
+		ct_json_null(j);
 	ct_json_obj_end(j);
 	if (c->verdict) {
 		ct_json_key(j, "verdict");

@@ -566,7 +566,6 @@ static int text_process_end(struct ct_show_ctx *c, struct ct_trace *t, const str
 	struct text_state *s = st_of(c);
 	FILE *f = c->out;
 
-	(void)t;
 	fold_flush(c, s);
 	s->run = false;
 	fprintf(f, "  -- %" PRIu64 " events (%" PRIu64 " records): %" PRIu64 " failed, %" PRIu64
@@ -577,6 +576,9 @@ static int text_process_end(struct ct_show_ctx *c, struct ct_trace *t, const str
 	if (st->dropped)
 		fprintf(f, "; %" PRIu64 " older records overwritten by the ring", st->dropped);
 	fputc('\n', f);
+	char dmg[512];
+	if (ct_trace_damage(t, dmg, sizeof dmg))
+		fprintf(f, "  ** damaged: %s\n", dmg);
 	if (c->verdict && !c->no_verdict)
 		ct_verdict_text(f, c->verdict);
 	return ferror(f) ? -1 : 0;

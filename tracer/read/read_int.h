@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "source.h"
 #include "trace.h"
 
 #define SLOT CUTRACE_SLOT_SIZE
@@ -67,6 +68,16 @@ struct ct_trace {
 	bool order_off;          /* no memory for the window: deliver in seq order */
 	/* MADV_DONTNEED bookkeeping: the current window of physical slots */
 	uint64_t drop_from, drop_next;
+	/* where the bytes are: a file mapping under the SIGBUS guard (guard >= 0),
+	 * or a sparse buffer of the trace's own (blob.base == base) */
+	int guard;
+	struct ct_blob blob;
+	/* damage found when opening: bytes present of file_size, records (and
+	 * of those, ring records) whose slots lie past the end */
+	uint64_t present;
+	uint64_t missing_records, missing_ring;
+	bool ctx_bad; /* the context area is malformed (ctx_why) */
+	char ctx_why[160];
 	/* the NVIDIA device map of the events delivered so far (ct_trace_devmap);
 	 * allocated by the first ct_trace_events, NULL when out of memory */
 	struct ct_nv_devmap *devmap;

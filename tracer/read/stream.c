@@ -525,7 +525,7 @@ static int walk(struct ct_trace *t, uint64_t from, uint64_t to)
 static uint64_t count_dropped(const struct ct_trace *t)
 {
 	const struct cutrace_header *h = &t->hdr;
-	uint64_t sum = 0, found = t->stats.ring_records + t->stats.overwritten;
+	uint64_t sum = 0, found = t->stats.ring_records + t->stats.overwritten + t->missing_ring;
 
 	if (!h->counters_n || h->counter_stride < 8 ||
 	    h->counters_off < sizeof *h || h->counters_off > CUTRACE_HEADER_AREA ||

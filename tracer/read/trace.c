@@ -37,7 +37,7 @@ static bool region_ok(uint64_t off, uint64_t size, uint64_t limit)
  * Checks in the order the format promises (format.h): size,
  * magic, byte order, header size, version, word size, slot size, layout.
  */
-static int validate(struct ct_trace *t, uint64_t actual, char *err, size_t errlen)
+static int validate(struct ct_trace *t, uint64_t actual, bool allow_short, char *err, size_t errlen)
 {
 	const struct cutrace_header *h = &t->hdr;
 	uint64_t n, tags_bytes, slots_bytes, limit;
@@ -73,7 +73,7 @@ static int validate(struct ct_trace *t, uint64_t actual, char *err, size_t errle
 		return fail(err, errlen, "corrupt header (word size %u)", h->word_size);
 	if (h->slot_size != SLOT)
 		return fail(err, errlen, "corrupt header (slot size %u, expected %u)", h->slot_size, SLOT);
-	if (h->file_size > actual)
+	if (h->file_size > actual && (!allow_short || h->file_size > CT_SRC_MAX_BYTES))
 		return fail(err, errlen, "truncated: header says %llu bytes, file has %llu",
 			    (unsigned long long)h->file_size, (unsigned long long)actual);
 	limit = h->file_size;
@@ -101,9 +101,16 @@ static int validate(struct ct_trace *t, uint64_t actual, char *err, size_t errle
 		return fail(err, errlen, "corrupt header (slot area overlaps the tags)");
 	if (!region_ok(h->slots_off, slots_bytes, limit))
 		return fail(err, errlen, "corrupt header (slot area ends past the file)");
+	/* a short file (cut by a download, a full disk, a copy still running)
+	 * is read as far as it goes; without its context it means nothing */
+	if (actual < limit && actual < h->ctx_off + h->ctx_len)
+		return fail(err, errlen,
+			    "truncated: header says %llu bytes, file has %llu (the context area is cut)",
+			    (unsigned long long)h->file_size, (unsigned long long)actual);
 	t->len = limit;
 	t->ctx_len = h->ctx_len;
 	t->nslots = n;
+	t->present = actual < limit ? actual : limit;
 	return 0;
 }
 
@@ -122,6 +129,7 @@ static struct ct_trace *trace_new(const char *path)
 
 	if (!t)
 		return NULL;
+	t->guard = -1;
 	t->path = strdup(path ? path : "(memory)");
 	if (!t->path) {
 		free(t);
@@ -135,76 +143,196 @@ void ct_trace_close(struct ct_trace *t)
 	ct_rec_memo_reset();
 	if (!t)
 		return;
-	if (t->mapped)
+	if (t->mapped) {
+		ct_guard_del(t->guard);
 		munmap(t->base, t->len);
-	else
-		free(t->base);
+	}
+	ct_blob_free(&t->blob);
 	free(t->q);
 	free(t->devmap);
 	free(t->path);
 	free(t);
 }
 
+/*
+ * Slots whose bytes lie past the end of a short file: their tags are
+ * cleared (the slots read as empty) and the records they held counted as
+ * missing, so a truncated trace decodes what is intact and says the rest.
+ */
+static void clear_missing(struct ct_trace *t)
+{
+	uint64_t *tags = (uint64_t *)(void *)(t->base + t->hdr.tags_off);
+
+	if (t->present >= t->len)
+		return;
+	for (uint64_t p = 0; p < t->nslots; p++) {
+		uint64_t end = t->hdr.slots_off + (p + 1) * SLOT;
+		if (end <= t->present || !tags[p])
+			continue;
+		if (CT_TAG_KIND(tags[p]) == CT_TAG_HEAD) {
+			t->missing_records++;
+			if (p >= t->hdr.init_slots)
+				t->missing_ring++;
+		}
+		tags[p] = 0;
+	}
+}
+
+/*
+ * A trace over the sparse buffer b (taken over: freed with the trace).
+ * full > b->len: the bytes past b->len are known zeros (a packed member),
+ * not missing.
+ */
+static int open_blob(struct ct_trace *t, struct ct_blob *b, uint64_t full, char *err, size_t errlen)
+{
+	uint64_t present = b->len;
+
+	t->blob = *b;
+	memset(b, 0, sizeof *b);
+	if (t->blob.len >= sizeof t->hdr)
+		memcpy(&t->hdr, t->blob.base, sizeof t->hdr);
+	else if (t->blob.len)
+		memcpy(&t->hdr, t->blob.base, t->blob.len);
+	if (full > present && t->hdr.file_size <= full)
+		present = full;
+	if (validate(t, present, true, err, errlen) < 0)
+		return -1;
+	if (ct_blob_reserve(&t->blob, t->len) < 0)
+		return fail(err, errlen, "out of memory for %llu bytes", (unsigned long long)t->len);
+	attach(t, t->blob.base);
+	if (t->present < t->len && full <= t->blob.len)
+		clear_missing(t);
+	else
+		t->present = t->len;
+	return 0;
+}
+
+/* a compressed file, or bytes kept by name: decompressed or copied into a
+ * buffer of the trace's own */
+static int open_data(struct ct_trace *t, const unsigned char *p, size_t n, uint64_t full, char *err,
+		     size_t errlen)
+{
+	struct ct_blob b = { 0 };
+	enum ct_comp comp = ct_comp_sniff(p, n);
+
+	if (comp != CT_COMP_NONE) {
+		int r = ct_src_decompress_mem(p, n, comp, &b, err, errlen);
+		if (r < 0) {
+			ct_blob_free(&b);
+			return -1;
+		}
+		full = 0;
+	} else if (ct_blob_append(&b, p, n) < 0) {
+		ct_blob_free(&b);
+		return fail(err, errlen, "out of memory");
+	}
+	if (ct_tar_sniff(b.base, b.len)) {
+		ct_blob_free(&b);
+		return fail(err, errlen,
+			    "a tar bundle of traces: name it to cutrace show, which lists its traces");
+	}
+	return open_blob(t, &b, full, err, errlen);
+}
+
+static int open_fd(struct ct_trace *t, const char *path, int fd, bool stream, char *err, size_t errlen)
+{
+	unsigned char first[sizeof t->hdr];
+	struct stat st;
+	struct ct_blob b = { 0 };
+	ssize_t got;
+
+	if (stream) {
+		/* a pipe is read once: kept under its name for a second look */
+		if (ct_src_spool(fd, &b, err, errlen) < 0) {
+			ct_blob_free(&b);
+			return -1;
+		}
+		if (ct_src_add(path, b.base, b.len, 0) < 0) {
+			ct_blob_free(&b);
+			return fail(err, errlen, "out of memory");
+		}
+		return open_data(t, b.base, b.len, 0, err, errlen);
+	}
+	if (fstat(fd, &st) < 0)
+		return fail(err, errlen, "%s", strerror(errno));
+	got = pread(fd, first, sizeof first, 0);
+	if (got < 0)
+		return fail(err, errlen, "%s", strerror(errno));
+	enum ct_comp comp = ct_comp_sniff(first, (size_t)got);
+	if (comp != CT_COMP_NONE) {
+		if (ct_src_decompress_fd(fd, comp, &b, err, errlen) < 0) {
+			ct_blob_free(&b);
+			return -1;
+		}
+		if (ct_tar_sniff(b.base, b.len)) {
+			ct_blob_free(&b);
+			return fail(err, errlen,
+				    "a tar bundle of traces: name it to cutrace show, which lists its traces");
+		}
+		return open_blob(t, &b, 0, err, errlen);
+	}
+	if (ct_tar_sniff(first, (size_t)got))
+		return fail(err, errlen,
+			    "a tar bundle of traces: name it to cutrace show, which lists its traces");
+	memcpy(&t->hdr, first, (size_t)got);
+	if ((size_t)got < sizeof t->hdr)
+		memset((char *)&t->hdr + got, 0, sizeof t->hdr - (size_t)got);
+	if (validate(t, (uint64_t)st.st_size, true, err, errlen) < 0)
+		return -1;
+	if (t->present < t->len) {
+		/* a short file: what is there, read (not mapped) into a buffer
+		 * as long as the header says, the rest counted missing */
+		unsigned char *buf = malloc(1u << 20);
+		uint64_t off = 0;
+		if (!buf)
+			return fail(err, errlen, "out of memory");
+		while (off < t->present) {
+			size_t want = t->present - off < (1u << 20) ? (size_t)(t->present - off) : (1u << 20);
+			ssize_t r = pread(fd, buf, want, (off_t)off);
+			if (r <= 0)
+				break;
+			if (ct_blob_append(&b, buf, (size_t)r) < 0)
+				break;
+			off += (uint64_t)r;
+		}
+		free(buf);
+		return open_blob(t, &b, 0, err, errlen);
+	}
+	if (t->len != (uint64_t)(size_t)t->len)
+		return fail(err, errlen, "file too large to map");
+	void *m = mmap(NULL, t->len, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (m == MAP_FAILED)
+		return fail(err, errlen, "cannot map the file: %s", strerror(errno));
+	t->mapped = true;
+	/* a file that shrinks while it is read reads as zeros, not SIGBUS */
+	t->guard = ct_guard_add(m, t->len);
+	attach(t, m);
+	return 0;
+}
+
 int ct_trace_open(const char *path, struct ct_trace **out, char *err, size_t errlen)
 {
 	ct_rec_memo_reset();
+	struct ct_src_ent e;
 	struct ct_trace *t;
-	struct stat st;
-	ssize_t got;
-	int fd;
+	bool stream;
+	int fd, r;
 
 	*out = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return fail(err, errlen, "%s", strerror(errno));
-	if (fstat(fd, &st) < 0) {
-		int e = errno;
-		close(fd);
-		return fail(err, errlen, "%s", strerror(e));
-	}
-	if (S_ISDIR(st.st_mode)) {
-		close(fd);
-		return fail(err, errlen, "is a directory");
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return fail(err, errlen, "not a regular file");
-	}
 	t = trace_new(path);
-	if (!t) {
-		close(fd);
+	if (!t)
 		return fail(err, errlen, "out of memory");
-	}
-	/* the header by pread first: validation needs no mapping */
-	got = pread(fd, &t->hdr, sizeof t->hdr, 0);
-	if (got < 0) {
-		int e = errno;
+	if (ct_src_find(path, &e)) {
+		r = e.data ? open_data(t, e.data, e.len, e.full, err, errlen)
+			   : fail(err, errlen, "a tar bundle of traces: cutrace show lists them");
+	} else if ((r = ct_src_open(path, &fd, &stream, err, errlen)) == 0) {
+		r = open_fd(t, path, fd, stream, err, errlen);
 		close(fd);
-		ct_trace_close(t);
-		return fail(err, errlen, "%s", strerror(e));
 	}
-	if ((size_t)got < sizeof t->hdr)
-		memset((char *)&t->hdr + got, 0, sizeof t->hdr - (size_t)got);
-	if (validate(t, (uint64_t)st.st_size, err, errlen) < 0) {
-		close(fd);
+	if (r < 0) {
 		ct_trace_close(t);
 		return -1;
 	}
-	if (t->len != (uint64_t)(size_t)t->len) {
-		close(fd);
-		ct_trace_close(t);
-		return fail(err, errlen, "file too large to map");
-	}
-	void *m = mmap(NULL, t->len, PROT_READ, MAP_PRIVATE, fd, 0);
-	int e = errno;
-	close(fd);
-	if (m == MAP_FAILED) {
-		t->len = 0;
-		ct_trace_close(t);
-		return fail(err, errlen, "cannot map the file: %s", strerror(e));
-	}
-	t->mapped = true;
-	attach(t, m);
 	*out = t;
 	return 0;
 }
@@ -213,33 +341,57 @@ int ct_trace_open_mem(const void *buf, size_t len, struct ct_trace **out, char *
 {
 	ct_rec_memo_reset();
 	struct ct_trace *t;
+	struct ct_blob b = { 0 };
 
 	*out = NULL;
 	t = trace_new(NULL);
 	if (!t)
 		return fail(err, errlen, "out of memory");
-	if (len >= sizeof t->hdr)
-		memcpy(&t->hdr, buf, sizeof t->hdr);
-	else if (len)
-		memcpy(&t->hdr, buf, len);
-	/* the copy is taken after validation so a bad header costs no memory */
-	if (validate(t, len, err, errlen) < 0) {
-		ct_trace_close(t);
-		return -1;
-	}
-	/* malloc gives 16-byte alignment: tags and records stay aligned */
-	unsigned char *copy = malloc(t->len ? t->len : 1);
-	if (!copy) {
+	if (ct_blob_append(&b, buf, len) < 0) {
 		ct_trace_close(t);
 		return fail(err, errlen, "out of memory");
 	}
-	memcpy(copy, buf, t->len);
-	attach(t, copy);
+	if (open_blob(t, &b, 0, err, errlen) < 0) {
+		ct_trace_close(t);
+		return -1;
+	}
 	*out = t;
 	return 0;
 }
 
 const char *ct_trace_path(const struct ct_trace *t) { return t->path; }
+
+bool ct_trace_degraded(const struct ct_trace *t)
+{
+	return (t->hdr.flags & CT_HF_DEGRADED) || t->present < t->len || t->ctx_bad ||
+	       ct_guard_hit(t->guard, t->base) != UINT64_MAX;
+}
+
+const char *ct_trace_damage(const struct ct_trace *t, char *buf, size_t len)
+{
+	uint64_t shrank = t->mapped ? ct_guard_hit(t->guard, t->base) : UINT64_MAX;
+	size_t n = 0;
+
+	buf[0] = 0;
+	if (t->present < t->len) {
+		uint64_t init_end = t->hdr.slots_off + t->hdr.init_slots * SLOT;
+		n += (size_t)
+			snprintf(buf + n, len - n,
+				 "truncated: %llu of %llu bytes present, %llu records past the end missing (%s)",
+				 (unsigned long long)t->present, (unsigned long long)t->len,
+				 (unsigned long long)t->missing_records,
+				 t->present >= init_end ? "the init area is intact, the ring is cut"
+							: "the init area is cut");
+	}
+	if (shrank != UINT64_MAX && n < len)
+		n += (size_t)snprintf(buf + n, len - n,
+				      "%sthe file shrank while it was read: bytes from %llu on read as zeros",
+				      n ? "; " : "", (unsigned long long)shrank);
+	if (t->ctx_bad && n < len)
+		n += (size_t)snprintf(buf + n, len - n, "%sthe context area is damaged: %s", n ? "; " : "",
+				      t->ctx_why);
+	return n ? buf : NULL;
+}
 const struct cutrace_header *ct_trace_header(const struct ct_trace *t) { return &t->hdr; }
 const struct ct_trace_stats *ct_trace_stats(const struct ct_trace *t) { return &t->stats; }
 
@@ -315,4 +467,30 @@ const char *ct_trace_driver_version_str(const struct ct_trace *t)
 {
 	driver_parse((struct ct_trace *)t);
 	return t->drv_str[0] ? t->drv_str : NULL;
+}
+
+/* ---- the written part of a trace (cutrace pack) ------------------------------------- */
+
+const unsigned char *ct_trace_written(const struct ct_trace *t, size_t *len)
+{
+	/* slots are reserved in order (header.head), so a file's unwritten
+	 * part is its tail: the slots past head, zeros since the file was
+	 * preallocated.  The bytes are checked, not the header believed: the
+	 * end is the last page holding a non-zero byte */
+	size_t end = (size_t)t->len;
+
+	while (end > 0) {
+		size_t from = end > 4096 ? end - 4096 : 0;
+		const unsigned char *p = t->base + from;
+		size_t n = end - from, i = n;
+		while (i > 0 && !p[i - 1])
+			i--;
+		if (i) {
+			end = from + i;
+			break;
+		}
+		end = from;
+	}
+	*len = end;
+	return t->base;
 }

@@ -81,6 +81,18 @@ int ct_trace_open_mem(const void *buf, size_t len, struct ct_trace **out, char *
 void ct_trace_close(struct ct_trace *t);
 
 const char *ct_trace_path(const struct ct_trace *t);
+/*
+ * Damage the reader found, in one sentence into buf (NULL: none): a short
+ * file (what is present, how many records are missing), a file that shrank
+ * while it was read (read as zeros from there on), a malformed context
+ * area.  ct_trace_degraded: that, or the shim's own CT_HF_DEGRADED.
+ */
+const char *ct_trace_damage(const struct ct_trace *t, char *buf, size_t len);
+bool ct_trace_degraded(const struct ct_trace *t);
+/* The bytes of t as written (decompressed), without the tail of the file
+ * nothing was ever written to (zeros): *len of them, valid until closed.
+ * The full size is ct_trace_header(t)->file_size. */
+const unsigned char *ct_trace_written(const struct ct_trace *t, size_t *len);
 /* A private copy of the header, taken at open time. */
 const struct cutrace_header *ct_trace_header(const struct ct_trace *t);
 
@@ -151,5 +163,10 @@ int ct_list_traces(const char *arg, char ***paths, char *err, size_t errlen);
  * directories not followed, 16 levels at most) */
 int ct_list_traces_ex(const char *arg, bool recursive, char ***paths, char *err, size_t errlen);
 void ct_free_paths(char **paths, int n);
+/* a trace file's name: *.cutrace, *.cutrace.gz or *.cutrace.zst */
+bool ct_trace_name(const char *name);
+/* the member of a bundle (cutrace pack) that gives the full sizes of the
+ * traces stored without their unwritten tails: "SIZE NAME" lines */
+#define CT_PACK_MANIFEST "cutrace-pack.txt"
 
 #endif
