@@ -71,8 +71,8 @@ step torch 0 "$c" run --size 2M -o "$traces/torch" -- python3 -c 'import torch; 
 step show "" "$c" show --color=never --no-time "$traces/torch"
 step doctor "" env CUTRACE_DIR="$traces/doctor" "$c" doctor --color=never
 echo >>"$md"
-verdict probe '^  verdict  OK'
-verdict probe_ctx_nvml '^  verdict  OK'
+verdict probe ': OK CUDA initialized'
+verdict probe_ctx_nvml ': OK CUDA initialized'
 verdict torch ': OK CUDA initialized'
 verdict show '^  verdict  OK'
 verdict doctor '^verdict:'

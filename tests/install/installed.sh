@@ -18,7 +18,7 @@ check_installed() {
 		"$p/bin/cutrace" probe --color=never -o "$w/p") >"$w/p.out" 2>&1
 	r=$?
 	[ $r -eq 0 ] || { echo "FAIL: the installed cutrace probe exited $r: $(tail -3 "$w/p.out")"; fail=1; }
-	grep -q '^  verdict  OK' "$w/p.out" || { echo "FAIL: installed probe: no OK verdict"; fail=1; }
+	grep -q ': OK CUDA initialized' "$w/p.out" || { echo "FAIL: installed probe: no OK verdict"; fail=1; }
 	grep -q "^  command  $p/bin/../libexec/cutrace/cutrace-probe" "$w/p.out" ||
 		{ echo "FAIL: installed probe: not $p/libexec/cutrace/cutrace-probe: $(grep -m1 '^  command' "$w/p.out")"; fail=1; }
 	(cd "$w" && env -u CUTRACE_LIB "$p/bin/cutrace" run -q -o "$w/r" -- sh -c 'echo "$LD_PRELOAD"') >"$w/r.out" 2>&1

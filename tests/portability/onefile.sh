@@ -29,7 +29,7 @@ if readelf -VW "$c" | grep -q 'GLIBC_'; then bad "it needs GLIBC versions"; fi
 r=$?
 [ $r -eq 0 ] || bad "probe exited $r (expected 0): $(tail -3 "$t/p.out")"
 grep -q '^cuInit(0) = 0 (CUDA_SUCCESS)' "$t/p.out" || bad "probe: no 'cuInit(0) = 0' line"
-grep -q '^  verdict  OK' "$t/p.out" || bad "probe: no OK verdict"
+grep -q ': OK CUDA initialized' "$t/p.out" || bad "probe: no OK verdict"
 [ -x "$t/p/.cutrace/cutrace-probe" ] && [ -f "$t/p/.cutrace/libcutrace.so" ] ||
 	bad "probe: the carried files are not in $t/p/.cutrace"
 
@@ -46,8 +46,15 @@ r=$?
 grep -q 'cuInit(flags=0x0) = CUDA_SUCCESS' "$t/s.out" || bad "show: no cuInit line"
 "$c" show --json "$t/r" | python3 -c 'import json,sys; d=json.load(sys.stdin)' 2>/dev/null || bad "show --json is not JSON"
 
-# run twice into one directory: the second write replaces the first file
-"${rig[@]}" "$c" run -q -o "$t/r" -- true || bad "a second run into $t/r failed"
+# a second run into a directory that holds traces is refused in one line
+# and leaves them alone; into a directory that holds only the carried files
+# of an earlier run (no trace) the second write replaces them
+n0=$(find "$t/r" -name '*.cutrace' | wc -l)
+"${rig[@]}" "$c" run -q -o "$t/r" -- true >"$t/r2.out" 2>&1 && bad "a second run into $t/r (holding traces) was not refused"
+[ "$(wc -l <"$t/r2.out")" -eq 1 ] || bad "the refusal is not one line: $(cat "$t/r2.out")"
+[ "$(find "$t/r" -name '*.cutrace' | wc -l)" -eq "$n0" ] || bad "the refused run changed $t/r"
+mkdir -p "$t/r3" && cp -a "$t/r/.cutrace" "$t/r3/"
+"${rig[@]}" "$c" run -q -o "$t/r3" -- true || bad "a run into $t/r3 (carried files only) failed"
 
 # doctor: its probe runs under the carried shim
 CUTRACE_DIR=$t/d "${rig[@]}" "$c" doctor >"$t/d.out" 2>&1

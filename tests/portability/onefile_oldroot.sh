@@ -26,14 +26,14 @@ rig=(LD_LIBRARY_PATH="$WIN/rig" LD_PRELOAD="$WIN/rig/libfakenv.so")
 oldroot_run "$c" probe -o "$WIN/p0" >"$W/p0.out" 2>&1
 r=$?
 [ $r -eq 1 ] || bad "probe without libcuda exited $r (expected 1): $(tail -3 "$W/p0.out")"
-grep -q 'verdict  FAILED  layer loader' "$W/p0.out" || bad "probe without libcuda: no loader verdict: $(grep -m2 -i 'verdict\|error' "$W/p0.out")"
+grep -q 'FAILED \[loader\]' "$W/p0.out" || bad "probe without libcuda: no loader verdict: $(grep -m2 -i 'verdict\|error' "$W/p0.out")"
 
 # probe over the rig: healthy
 oldroot_run "${rig[@]}" "$c" probe -o "$WIN/p1" >"$W/p1.out" 2>&1
 r=$?
 [ $r -eq 0 ] || bad "probe exited $r (expected 0): $(tail -3 "$W/p1.out")"
 grep -q '^cuInit(0) = 0 (CUDA_SUCCESS)' "$W/p1.out" || bad "probe: no 'cuInit(0) = 0' line"
-grep -q '^  verdict  OK' "$W/p1.out" || bad "probe: no OK verdict"
+grep -q ': OK CUDA initialized' "$W/p1.out" || bad "probe: no OK verdict"
 
 # run: python3's ctypes under the carried shim, exit status passed through
 oldroot_run "${rig[@]}" "$c" run -o "$WIN/r" -- python3 -c \
