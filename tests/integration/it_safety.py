@@ -237,3 +237,26 @@ def t_pack_bundle_reads_back():
              "second pack", p.stderr)
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+@test
+def t_unreadable_inputs_count():
+    """show GOOD /nonexistent: the unreadable input is counted in the JSON
+    summary and the exit status is 2 (bad input), in text and JSON; GOOD
+    alone exits 0 with nothing unreadable."""
+    import json
+    d = tempfile.mkdtemp(prefix="ct_it_")
+    try:
+        good = fixture_copy("probe", d, "good.cutrace")
+        missing = os.path.join(d, "nonexistent.cutrace")
+        p = ct("show", "--json", good)
+        need(p.returncode == 0, "show --json GOOD rc=%d" % p.returncode, p.stderr)
+        need(json.loads(p.stdout)["summary"]["unreadable"] == 0, "GOOD alone: unreadable 0", p.stdout[:400])
+        p = ct("show", "--json", good, missing)
+        need(p.returncode == 2, "show --json GOOD MISSING rc=%d (want 2)" % p.returncode, p.stderr)
+        need(json.loads(p.stdout)["summary"]["unreadable"] == 1, "GOOD MISSING: unreadable 1", p.stdout[:400])
+        need(b"nonexistent.cutrace" in p.stderr, "the missing input is named", p.stderr)
+        p = ct("show", good, missing)
+        need(p.returncode == 2, "show GOOD MISSING (text) rc=%d (want 2)" % p.returncode, p.stderr)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)

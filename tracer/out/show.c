@@ -276,6 +276,9 @@ int ct_show_exit_code(const struct ct_show_summary *s)
 		return CT_EXIT_USAGE;
 	if (s->processes_failed)
 		return CT_EXIT_PROBLEM;
+	/* nothing failed in what could be read, but not everything could */
+	if (s->bad)
+		return CT_EXIT_USAGE;
 	return CT_EXIT_OK;
 }
 
@@ -332,6 +335,7 @@ int ct_show_run(const struct ct_show_opts *o, char **args, int nargs)
 		if (gather(args[a], &list, err, sizeof err) < 0) {
 			ct_err("%s", err);
 			sum.bad++;
+			ctx.n_unreadable++;
 			arg_err[a] = strdup(err);
 		}
 	}
