@@ -111,7 +111,7 @@ for c in "${cases[@]}"; do
 	got=$(ls "$W/traces/$name"/*.cutrace 2>/dev/null | wc -l)
 	[ "$got" -eq "$ntr" ] || bad+=" $got trace files, expected $ntr;"
 	if [ "$ntr" -gt 0 ] && [ "$got" -gt 0 ]; then
-		"$cutrace" show --no-time --color=never "$W/traces/$name" >"$o.show" 2>&1
+		"$cutrace" show --all --no-time --color=never "$W/traces/$name" >"$o.show" 2>&1
 		rshow=$?
 		want_rc=0
 		[[ $verdicts == *FAILED* ]] && want_rc=1

@@ -204,10 +204,14 @@ int ct_pack_run(const char *out_path, char **args, int nargs)
 		for (int i = 0; i < k; i++) {
 			if (n == cap) {
 				cap = cap ? cap * 2 : 64;
-				all = realloc(all, (size_t)cap * sizeof *all);
-				names = realloc(names, (size_t)cap * sizeof *names);
-				if (!all || !names)
+				char **na = realloc(all, (size_t)cap * sizeof *all);
+				if (!na)
 					ct_die(CT_EXIT_USAGE, "out of memory");
+				all = na;
+				char **nn = realloc(names, (size_t)cap * sizeof *names);
+				if (!nn)
+					ct_die(CT_EXIT_USAGE, "out of memory");
+				names = nn;
 			}
 			all[n] = strdup(paths[i]);
 			names[n] = strdup(member_name(args[a], paths[i], dir));
