@@ -660,8 +660,7 @@ int ct_run_setup(struct ct_run_opts *o)
 	 * --inject rules after them: the program gets both */
 	if (inherited && inherited[strspn(inherited, " \t\n;")]) {
 		if (ct_rules_parse(inherited, rules, CT_RULES_MAX, err, sizeof err) < 0) {
-			ct_err("CUTRACE_INJECT (from the environment): %s", err);
-			fprintf(stderr, "rule grammar: %s\n", ct_rules_grammar);
+			ct_err("CUTRACE_INJECT (from the environment): %s (see 'cutrace run --help-inject')", err);
 			return -1;
 		}
 		if (o->inject) {
@@ -675,8 +674,7 @@ int ct_run_setup(struct ct_run_opts *o)
 		}
 	}
 	if (o->inject && *o->inject && ct_rules_parse(o->inject, rules, CT_RULES_MAX, err, sizeof err) < 0) {
-		ct_err("%s", err);
-		fprintf(stderr, "rule grammar: %s\n", ct_rules_grammar);
+		ct_err("%s (see 'cutrace run --help-inject')", err);
 		return -1;
 	}
 	if (o->lib_arg) {
