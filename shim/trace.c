@@ -202,17 +202,35 @@ static bool parse_dec(const char **p, unsigned *out)
 	return true;
 }
 
-/* CUTRACE_SIZE: the size parser of the CLI's --size (common/parse.c) */
+/* CUTRACE_SIZE: the size parser of the CLI's --size (common/parse.c).  A
+ * value that is not a size, or is clamped, is said: a note in the trace
+ * (`cutrace show` prints it) and, under CUTRACE_DEBUG, one line on stderr */
+static char size_note[160];
+
 static uint64_t parse_size(const char *s, uint64_t dflt)
 {
 	uint64_t v;
+	const char *how = NULL;
 
-	if (!s || ct_parse_size(s, &v) < 0)
+	if (!s)
 		return dflt;
-	if (v < CT_MIN_SIZE)
+	if (ct_parse_size(s, &v) < 0) {
+		v = dflt;
+		how = "is not a size";
+	} else if (v < CT_MIN_SIZE) {
 		v = CT_MIN_SIZE;
-	if (v > CT_MAX_SIZE)
+		how = "is below the smallest trace file";
+	} else if (v > CT_MAX_SIZE) {
 		v = CT_MAX_SIZE;
+		how = "is above the largest trace file";
+	}
+	if (how) {
+		bool mib = (v & ((1u << 20) - 1)) == 0;
+		snprintf(size_note, sizeof size_note, "CUTRACE_SIZE='%.40s' %s: using %llu%s", s, how,
+			 (unsigned long long)(mib ? v >> 20 : v >> 10), mib ? "M" : "K");
+		note_add(size_note, false, false);
+		ct_log(1, "%s", size_note);
+	}
 	return v;
 }
 

@@ -260,3 +260,30 @@ def t_unreadable_inputs_count():
         need(p.returncode == 2, "show GOOD MISSING (text) rc=%d (want 2)" % p.returncode, p.stderr)
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+@test
+def t_cutrace_size_said():
+    """CUTRACE_SIZE that is not a size, or is clamped, is said as a note in
+    the trace (show, JSON) with the size used; a good one is not."""
+    import json
+    for val, size, frag in (("abc", 16 << 20, "is not a size: using 16M"),
+                            ("1K", 256 << 10, "is below the smallest trace file: using 256K"),
+                            ("8M", 8 << 20, None)):
+        d = tempfile.mkdtemp(prefix="ct_it_")
+        try:
+            env = base_env(LD_LIBRARY_PATH=FAKECUDA, LD_PRELOAD=SHIM + ":" + FAKENV,
+                           CUTRACE_DIR=d, CUTRACE_SIZE=val)
+            subprocess.run([PROBE], env=env, capture_output=True, timeout=60)
+            fs = [os.path.join(d, f) for f in os.listdir(d) if f.endswith(".cutrace")]
+            need(len(fs) == 1, "CUTRACE_SIZE=%s: one trace" % val, os.listdir(d))
+            need(os.path.getsize(fs[0]) == size, "CUTRACE_SIZE=%s: size %d, want %d" % (val, os.path.getsize(fs[0]), size))
+            p = ct("show", "--json", fs[0])
+            notes = json.dumps(json.loads(p.stdout))
+            if frag:
+                need(("CUTRACE_SIZE='%s' %s" % (val, frag)) in notes, "CUTRACE_SIZE=%s: no note" % val, notes[:600])
+                need(frag in ct("show", fs[0]).stdout.decode(), "CUTRACE_SIZE=%s: show prints no note" % val)
+            else:
+                need("CUTRACE_SIZE='" not in notes, "CUTRACE_SIZE=%s: a note for a good size" % val)
+        finally:
+            shutil.rmtree(d, ignore_errors=True)

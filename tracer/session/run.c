@@ -660,7 +660,8 @@ int ct_run_setup(struct ct_run_opts *o)
 	 * --inject rules after them: the program gets both */
 	if (inherited && inherited[strspn(inherited, " \t\n;")]) {
 		if (ct_rules_parse(inherited, rules, CT_RULES_MAX, err, sizeof err) < 0) {
-			ct_err("CUTRACE_INJECT (from the environment): %s (see 'cutrace run --help-inject')", err);
+			ct_err("CUTRACE_INJECT (from the environment): %s (see 'cutrace run --help-inject')",
+			       err);
 			return -1;
 		}
 		if (o->inject) {
