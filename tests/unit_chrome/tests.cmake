@@ -9,7 +9,8 @@ if(CUTRACE_PYTHON3)
   add_test(NAME unit_chrome
     COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_chrome.sh $<TARGET_FILE:cutrace> $<TARGET_FILE:ct_mkchrome>
       ${CUTRACE_TEST_DIR}/fixtures/h200-580 $<IF:$<BOOL:${CUTRACE_SANITIZE}>,sanitized,plain>)
-  set_tests_properties(unit_chrome PROPERTIES TIMEOUT 120)
+  # a hang guard, not a measurement (ASan on loaded cores is 10x slower)
+  set_tests_properties(unit_chrome PROPERTIES TIMEOUT 600)
 else()
   message(STATUS "unit_chrome: python3 not found, the chrome export test is skipped")
 endif()

@@ -19,7 +19,8 @@ if(CUTRACE_PYTHON3)
   add_test(NAME unit_reader_show
     COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_show.sh $<TARGET_FILE:cutrace> $<TARGET_FILE:ct_mksynth>
       ${CUTRACE_TEST_DIR}/fixtures/h200-580)
-  set_tests_properties(unit_reader_show PROPERTIES TIMEOUT 120)
+  # a hang guard, not a measurement: 7 s idle, >120 s under ASan at load 18
+  set_tests_properties(unit_reader_show PROPERTIES TIMEOUT 600)
 else()
   message(STATUS "unit_reader: python3 not found, the show --json end-to-end test is skipped")
 endif()
