@@ -343,7 +343,7 @@ static __attribute__((noinline)) int open_slow(unsigned call, int dirfd, const c
 			return fd;
 		err = errno;
 		node = node_of_fd(fd);
-		if (!node) {
+		if (!node || unlikely(!ct_own_process())) {
 			forget_fd(fd);
 			errno = err;
 			return fd;
@@ -354,6 +354,9 @@ static __attribute__((noinline)) int open_slow(unsigned call, int dirfd, const c
 		errno = err;
 		return fd;
 	}
+	/* a vfork child: the fd map and the trace are its parent's */
+	if (unlikely(!ct_own_process()))
+		return call_real_open(call, dirfd, path, flags, mode);
 	err = errno;
 	rec = open_enter(&w, call, dirfd, path, flags, mode, node, inj ? CT_RF_INJECTED : 0);
 	if (rec)
@@ -459,8 +462,9 @@ static __attribute__((noinline)) int close_slow(int fd, uint32_t node)
 
 	ct_ensure_init();
 	/* a vfork child closes its own copy of the fd: the map (shared memory)
-	 * and the trace are the parent's, whose fd stays open */
-	if (unlikely(ct_other_process()))
+	 * and the trace are the parent's, whose fd stays open (a raw fork
+	 * child is made a fork child here, and records its close) */
+	if (unlikely(!ct_own_process()))
 		return real_close(fd);
 	/* forget first: once the kernel frees the number another thread may reuse it */
 	__atomic_store_n(&ct_fdnode[fd], 0, __ATOMIC_RELAXED);

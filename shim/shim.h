@@ -125,13 +125,26 @@ static inline void ct_ensure_init(void)
 /* the trace file of this process: TS_* state, its ring, this thread's run
  * of slots and cached tid (trace.c; read inline by the recording fast path) */
 enum { TS_NONE, TS_CREATING, TS_ACTIVE, TS_FAILED };
-extern int ct_trace_state CT_HIDDEN;
-/* 1 while a fast path may record straight into the ring: the trace is
- * active (so the shim is initialised and not disabled) and no injection
- * rule is in force.  One load instead of five; kept by trace.c wherever
- * ct_trace_state enters or leaves TS_ACTIVE (release; read with acquire).
- * The caller still checks ct_busy. */
-extern int ct_fast_ok CT_HIDDEN;
+/* The words a child must not take over from its parent.  They live in a
+ * page the kernel hands a child of fork zeroed (MADV_WIPEONFORK, Linux
+ * 4.14; trace.c), so a child of a raw fork system call or of clone without
+ * CLONE_VM, in which no pthread_atfork handler runs, finds the trace not
+ * created, no fast path and `alive` 0: its first record makes it a fork
+ * child of its own (ct_own_process), at no cost to any recording path.
+ * Where the kernel refuses the advice they stay in ordinary memory. */
+struct ct_proc {
+	int trace_state; /* TS_* */
+	/* 1 while a fast path may record straight into the ring: the trace
+	 * is active (so the shim is initialised and not disabled) and no
+	 * injection rule is in force.  One load instead of five; kept by
+	 * trace.c wherever trace_state enters or leaves TS_ACTIVE (release;
+	 * read with acquire).  The caller still checks ct_busy. */
+	int fast_ok;
+	int alive; /* 1 in the process this state belongs to */
+};
+extern struct ct_proc *ct_proc CT_HIDDEN;
+#define ct_trace_state (ct_proc->trace_state)
+#define ct_fast_ok     (ct_proc->fast_ok)
 extern struct ct_ring ct_ring_main CT_HIDDEN;
 extern CT_TLS struct ct_chunk ct_tls_run CT_HIDDEN;
 extern CT_TLS pid_t ct_tls_tid CT_HIDDEN;
@@ -142,6 +155,12 @@ pid_t ct_tid(void) CT_HIDDEN;
 /* true in a vfork child or a raw fork(2) child still holding the parent's
  * state (one getpid system call: for slow paths only) */
 bool ct_other_process(void) CT_HIDDEN;
+/* May this process record?  A child of a raw fork (struct ct_proc: alive
+ * 0) is first made a fork child with its own trace to come, as fork()'s
+ * atfork handler does; false in a vfork child (or a clone sharing memory),
+ * whose steps would land in its parent's state: it passes them through.
+ * One getpid system call: for slow paths only. */
+bool ct_own_process(void) CT_HIDDEN;
 uint64_t ct_now_ns(void) CT_HIDDEN;
 
 /* Printf-like to stderr, only with CUTRACE_DEBUG >= level; warn() always

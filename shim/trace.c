@@ -51,8 +51,9 @@ CT_TLS struct ct_chunk ct_tls_run; /* this thread's run of slots (ring.h) */
 #define CT_MAX_SIZE     CT_SIZE_MAX
 #define CT_CTX_CAP      (28u << 10)
 
-int ct_trace_state; /* TS_* (shim.h) */
-int ct_fast_ok;     /* shim.h */
+/* shim.h: ordinary memory until ct_init has a page wiped on fork */
+static struct ct_proc proc_static = { TS_NONE, 0, 1 };
+struct ct_proc *ct_proc = &proc_static;
 static pid_t creator_tid;
 struct ct_ring ct_ring_main;
 static void *trace_map;
@@ -69,6 +70,40 @@ bool ct_other_process(void)
 	pid_t p = __atomic_load_n(&ct_pid, __ATOMIC_RELAXED);
 
 	return p && (pid_t)syscall(SYS_getpid) != p;
+}
+
+static void atfork_child(void);
+
+bool ct_own_process(void)
+{
+	if (unlikely(!__atomic_load_n(&ct_proc->alive, __ATOMIC_ACQUIRE))) {
+		/* the page was wiped: a fork child whose fork() was not glibc's
+		 * (only the forking thread lives on in it) */
+		atfork_child();
+		return true;
+	}
+	return !ct_other_process();
+}
+
+#ifndef MADV_WIPEONFORK
+#define MADV_WIPEONFORK 18 /* Linux 4.14 */
+#endif
+
+/* struct ct_proc into a page of its own that a fork child gets zeroed;
+ * before any thread can record (ct_init) */
+static void proc_page(void)
+{
+	void *p = mmap(NULL, sizeof(struct ct_proc), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		       0);
+
+	if (p == MAP_FAILED)
+		return;
+	if (madvise(p, sizeof(struct ct_proc), MADV_WIPEONFORK) != 0) {
+		syscall(SYS_munmap, p, sizeof(struct ct_proc));
+		return;
+	}
+	memcpy(p, &proc_static, sizeof proc_static);
+	__atomic_store_n(&ct_proc, (struct ct_proc *)p, __ATOMIC_RELEASE);
 }
 
 pid_t ct_tid(void)
@@ -254,7 +289,6 @@ static void read_config(void)
 		snprintf(ct_cfg.dir, sizeof ct_cfg.dir, "/tmp/cutrace-%u", (unsigned)geteuid());
 }
 
-static void atfork_child(void);
 static void notes_reset(void);
 static void on_exit_handler(int status, void *arg);
 
@@ -274,10 +308,13 @@ void ct_init(void)
 	stderr_remember();
 	start_mono = ct_now_ns();
 	start_real = real_ns();
-	ct_pid = getpid();
+	/* the system call: glibc before 2.25 caches the pid, and a raw fork
+	 * child's cache is its parent's */
+	ct_pid = (pid_t)syscall(SYS_getpid);
 	read_config();
 	ct_resolve();
 	if (!ct_cfg.disabled) {
+		proc_page();
 		ct_inject_init();
 		pthread_atfork(NULL, NULL, atfork_child);
 		on_exit(on_exit_handler, NULL);
@@ -302,7 +339,8 @@ static void on_exit_handler(int status, void *arg)
 	struct cutrace_header *h = ct_ring_main.hdr;
 
 	(void)arg;
-	if (h && __atomic_load_n(&ct_trace_state, __ATOMIC_ACQUIRE) == TS_ACTIVE && ct_pid == getpid()) {
+	if (h && __atomic_load_n(&ct_trace_state, __ATOMIC_ACQUIRE) == TS_ACTIVE &&
+	    ct_pid == (pid_t)syscall(SYS_getpid)) {
 		h->exit_status = (uint32_t)status;
 		h->exit_ns = ct_now_ns();
 		__atomic_fetch_or(&h->flags, CT_HF_EXITED | CT_HF_EXIT_STATUS, __ATOMIC_RELEASE);
@@ -312,6 +350,8 @@ static void on_exit_handler(int status, void *arg)
 /*
  * fork: the child must never append to the parent's mapping.  It drops the
  * mapping and starts over; its own file is created lazily like any process's.
+ * Run by glibc's fork() and, in the child of a raw fork system call, by
+ * ct_own_process at its first record.
  */
 static void atfork_child(void)
 {
@@ -322,7 +362,7 @@ static void atfork_child(void)
 	trace_map = NULL;
 	memset(&ct_ring_main, 0, sizeof ct_ring_main);
 	ct_tls_tid = 0;
-	ct_pid = getpid();
+	ct_pid = (pid_t)syscall(SYS_getpid);
 	start_mono = ct_now_ns();
 	start_real = real_ns();
 	is_fork_child = 1;
@@ -330,6 +370,7 @@ static void atfork_child(void)
 	ct_snapshot_reset();
 	__atomic_store_n(&ct_trace_state, TS_NONE, __ATOMIC_RELEASE);
 	ct_inject_after_fork();
+	__atomic_store_n(&ct_proc->alive, 1, __ATOMIC_RELEASE);
 }
 
 /*
@@ -806,6 +847,9 @@ static bool trace_get(void)
 		return false;
 	if (st == TS_NONE) {
 		int expected = TS_NONE;
+		/* a child of a raw fork comes here first (struct ct_proc) */
+		if (!ct_own_process())
+			return false;
 		if (__atomic_compare_exchange_n(&ct_trace_state, &expected, TS_CREATING, false,
 						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 			int saved = errno;
