@@ -221,6 +221,61 @@ START_TEST(rm_control_and_free_status)
 }
 END_TEST
 
+/* ABI.md §7: the virtualization mode (a vGPU guest, catalog G6) and the compute-mode rules */
+static void answer_event(uint32_t cmd, const unsigned char *pay, uint16_t psize, uint32_t status)
+{
+	unsigned char b[32];
+
+	sev_ioctl(&S, 5, NODE_CTL, 0xC020462Au, 32);
+	nvos54(b, 0xc1d0001a, 0xcaf00002, cmd, psize, 0);
+	sev_efield(&S, CT_FLD_BLOCK, b, 32);
+	sev_exit(&S, 0, 0);
+	nvos54(b, 0xc1d0001a, 0xcaf00002, cmd, psize, status);
+	sev_xfield(&S, CT_FLD_BLOCK, b, 32);
+	sev_x32(&S, CT_FLD_PAYLOAD_SIZE, psize);
+	sev_xfield(&S, CT_FLD_PAYLOAD, pay, psize);
+	dec(V580);
+}
+
+START_TEST(virt_mode_and_compute_rules)
+{
+	unsigned char pay[8] = { 0 };
+
+	put32(pay, 0, 2);
+	pay[4] = 1; /* isGridBuild */
+	answer_event(0x00800289, pay, 8, 0);
+	ck_assert(D.u.control.has_answer);
+	ck_assert_uint_eq(D.u.control.answer, 2);
+	ck_assert_str_eq(
+		D.summary,
+		"RM_CONTROL NV0080_CTRL_CMD_GPU_GET_VIRTUALIZATION_MODE -> mode VGX (vGPU guest), GRID build");
+	/* the 4-byte layout (virtualizationMode alone): no isGridBuild */
+	put32(pay, 0, 1);
+	answer_event(0x00800289, pay, 4, 0);
+	ck_assert_str_eq(D.summary,
+			 "RM_CONTROL NV0080_CTRL_CMD_GPU_GET_VIRTUALIZATION_MODE -> mode NMOS (passthrough)");
+	put32(pay, 0, 9);
+	answer_event(0x00800289, pay, 8, 0);
+	ck_assert_str_eq(D.summary,
+			 "RM_CONTROL NV0080_CTRL_CMD_GPU_GET_VIRTUALIZATION_MODE -> mode ? (9), GRID build");
+	/* a failed control wrote no answer */
+	put32(pay, 0, 2);
+	answer_event(0x00800289, pay, 8, 0x1f);
+	ck_assert(!D.u.control.has_answer);
+	put32(pay, 0, 3);
+	answer_event(0x20800131, pay, 4, 0);
+	ck_assert(D.u.control.has_answer);
+	ck_assert_uint_eq(D.u.control.answer, 3);
+	ck_assert_str_eq(D.summary, "RM_CONTROL NV2080_CTRL_CMD_GPU_QUERY_COMPUTE_MODE_RULES -> compute mode "
+				    "EXCLUSIVE_COMPUTE_PROCESS (Exclusive Process)");
+	/* a short payload: nothing read */
+	answer_event(0x20800131, pay, 2, 0);
+	ck_assert_msg(!D.u.control.has_answer, "%s", D.summary);
+	ck_assert_str_eq(ct_nv_compute_rules_name(0), "NONE (Default)");
+	ck_assert_ptr_null(ct_nv_compute_rules_name(4));
+}
+END_TEST
+
 /* ---- ABI.md §6 UVM rmStatus, incl. the tail of a big block --------------------------- */
 
 START_TEST(uvm_status_head_and_tail)
@@ -1064,6 +1119,7 @@ static Suite *suite(void)
 	tcase_add_test(t, version_str_match_query_unprocessed);
 	tcase_add_test(t, rm_alloc_status_and_root_client);
 	tcase_add_test(t, rm_control_and_free_status);
+	tcase_add_test(t, virt_mode_and_compute_rules);
 	tcase_add_test(t, uvm_status_head_and_tail);
 	tcase_add_test(t, uvm_warning_is_not_failure);
 	tcase_add_test(t, numa_state);

@@ -398,6 +398,36 @@ START_TEST(i05_register_gpu_errno)
 }
 END_TEST
 
+/* the H200 machine is a VM with the GPU passed through: RM says NMOS, compute mode Default
+ * (catalog G6 tells a vGPU guest, VGX, from these) */
+static bool is_virt_mode(const struct ct_nv_ioctl *d)
+{
+	return d->args == CT_NV_A_RM_CONTROL && d->u.control.cmd == 0x00800289;
+}
+
+static bool is_compute_rules(const struct ct_nv_ioctl *d)
+{
+	return d->args == CT_NV_A_RM_CONTROL && d->u.control.cmd == 0x20800131;
+}
+
+START_TEST(busy_ctx_virt_mode_and_compute_mode)
+{
+	struct find *f = find("busy-ctx", is_virt_mode);
+
+	ck_assert_uint_eq(f->hits, 1);
+	ck_assert(f->first.u.control.has_answer);
+	ck_assert_uint_eq(f->first.u.control.answer, 1);
+	ck_assert_str_eq(f->first.summary,
+			 "RM_CONTROL NV0080_CTRL_CMD_GPU_GET_VIRTUALIZATION_MODE -> mode NMOS (passthrough)");
+	f = find("busy-ctx", is_compute_rules);
+	ck_assert_uint_eq(f->hits, 1);
+	ck_assert_uint_eq(f->first.u.control.answer, 0);
+	ck_assert_str_eq(
+		f->first.summary,
+		"RM_CONTROL NV2080_CTRL_CMD_GPU_QUERY_COMPUTE_MODE_RULES -> compute mode NONE (Default)");
+}
+END_TEST
+
 static bool is_build_version(const struct ct_nv_ioctl *d)
 {
 	return d->args == CT_NV_A_RM_CONTROL && d->u.control.cmd == 0x101;
@@ -659,6 +689,7 @@ static Suite *suite(void)
 	tcase_add_test(t, i04_uvm_initialize_eperm);
 	tcase_add_test(t, i16_escape_on_caps_node);
 	tcase_add_test(t, devmap_from_context);
+	tcase_add_test(t, busy_ctx_virt_mode_and_compute_mode);
 	tcase_add_test(t, reader_devmap_follows_opens);
 	suite_add_tcase(s, t);
 	return s;

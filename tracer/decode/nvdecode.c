@@ -42,6 +42,8 @@ enum {
 #define CMD_GPU_GET_INIT_STATUS  0x203u
 #define CMD_GPU_GET_PROBED_IDS   0x214u
 #define CMD_GPU_ATTACH_IDS       0x215u
+#define CMD_GPU_GET_VIRT_MODE    0x00800289u /* NV0080_CTRL_CMD_GPU_GET_VIRTUALIZATION_MODE */
+#define CMD_GPU_COMPUTE_RULES    0x20800131u /* NV2080_CTRL_CMD_GPU_QUERY_COMPUTE_MODE_RULES */
 #define CARD_ENTRY 72u
 #define GPU_INVALID_ID 0xFFFFFFFFu /* NV0000_CTRL_GPU_INVALID_ID (ABI.md §7) */
 
@@ -788,6 +790,23 @@ static void check_control_size(struct dctx *c)
 	}
 }
 
+/* NV0080_CTRL_GPU_VIRTUALIZATION_MODE_* (ctrl0080gpu.h, ABI.md §7) */
+const char *ct_nv_virt_mode_name(uint32_t mode)
+{
+	static const char *const n[] = { "NONE (bare metal)", "NMOS (passthrough)", "VGX (vGPU guest)",
+					 "HOST (vGPU host)", "HOST_VSGA (vSGA host)" };
+	return mode < sizeof n / sizeof n[0] ? n[mode] : NULL;
+}
+
+/* NV2080_CTRL_GPU_COMPUTE_MODE_RULES_* (ctrl2080gpu.h, ABI.md §7), with nvidia-smi's words */
+const char *ct_nv_compute_rules_name(uint32_t rules)
+{
+	static const char *const n[] = { "NONE (Default)", "EXCLUSIVE_COMPUTE (Exclusive Thread)",
+					 "COMPUTE_PROHIBITED (Prohibited)",
+					 "EXCLUSIVE_COMPUTE_PROCESS (Exclusive Process)" };
+	return rules < sizeof n / sizeof n[0] ? n[rules] : NULL;
+}
+
 static void dec_control_payload(struct dctx *c)
 {
 	struct ct_nv_ioctl *o = c->o;
@@ -833,6 +852,23 @@ static void dec_control_payload(struct dctx *c)
 				snprintf(c->out, sizeof c->out, "failedId 0x%x", (unsigned)v);
 		}
 		break;
+	case CMD_GPU_GET_VIRT_MODE:   /* virtualizationMode @0; isGridBuild @4 (NvBool, 570+) */
+	case CMD_GPU_COMPUTE_RULES: { /* rules @0 */
+		bool virt = o->u.control.cmd == CMD_GPU_GET_VIRT_MODE;
+		const char *n;
+		if (p->len < 4 || o->u.control.params_size < 4)
+			break;
+		memcpy(&v, p->p, 4);
+		o->u.control.has_answer = true;
+		o->u.control.answer = v;
+		n = virt ? ct_nv_virt_mode_name(v) : ct_nv_compute_rules_name(v);
+		snprintf(c->out, sizeof c->out, "%s %s", virt ? "mode" : "compute mode", n ? n : "?");
+		if (!n)
+			ct_appendf(c->out, sizeof c->out, " (%u)", (unsigned)v);
+		if (virt && p->len >= 8 && o->u.control.params_size >= 8 && p->p[4])
+			ct_appendf(c->out, sizeof c->out, ", GRID build");
+		break;
+	}
 	case CMD_GPU_GET_INIT_STATUS: /* gpuId @0, that GPU's init status @4 */
 		if (p->len >= 8) {
 			uint32_t id, st;

@@ -186,6 +186,10 @@ struct ct_nv_ioctl {
 			bool cmd_unreadable;     /* no command recorded (block unreadable or too
 						    short): cmd_name says which, cmd is 0 */
 			char cmd_name[80];
+			/* the answer of GPU_GET_VIRTUALIZATION_MODE (virtualizationMode) and
+			 * GPU_QUERY_COMPUTE_MODE_RULES (rules), from the payload (ABI.md §7) */
+			bool has_answer;
+			uint32_t answer;
 		} control;
 		struct {
 			uint32_t hRoot, hParent;
@@ -279,5 +283,15 @@ const char *ct_nv_numa_state_name(int32_t state);
 
 /* Write the decoded ioctl as one JSON object value (after a key or in an array). */
 void ct_nv_json(struct ct_json *j, const struct ct_nv_ioctl *d);
+
+/* RM's virtualization mode (GPU_GET_VIRTUALIZATION_MODE: "VGX (vGPU guest)") and compute-mode
+ * rules (GPU_QUERY_COMPUTE_MODE_RULES: "EXCLUSIVE_COMPUTE_PROCESS (Exclusive Process)");
+ * NULL for a value the headers do not define */
+const char *ct_nv_virt_mode_name(uint32_t mode);
+const char *ct_nv_compute_rules_name(uint32_t rules);
+#define CT_NV_VIRT_MODE_VGX         2u /* NV0080_CTRL_GPU_VIRTUALIZATION_MODE_VGX: a vGPU guest */
+#define CT_NV_COMPUTE_RULES_NONE    0u /* NV2080_CTRL_GPU_COMPUTE_MODE_RULES_NONE: Default */
+#define CT_NV_CMD_GPU_GET_VIRT_MODE 0x00800289u
+#define CT_NV_CMD_GPU_COMPUTE_RULES 0x20800131u
 
 #endif
