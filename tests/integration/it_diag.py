@@ -440,7 +440,7 @@ def t_show_many_arguments_and_subdirectories():
     files = sorted(glob.glob(os.path.join(a, "*.cutrace")) + glob.glob(os.path.join(b, "*.cutrace")))
     need(len(files) == 4, "4 traces", files)
     for args in ([job], [a, b], files):
-        s = subprocess.run([CUTRACE, "show", "--no-time", "--all"] + args, capture_output=True, text=True)
+        s = subprocess.run([CUTRACE, "show", "--no-time", "--pids", "--all"] + args, capture_output=True, text=True)
         head = s.stdout.split("\n\n")[0]
         need(s.returncode == 1, "show %r exits 1" % args, s.returncode, s.stderr)
         need("4 processes traced: 2 healthy, 2 failed" in head, "one job summary for %r" % args, head)

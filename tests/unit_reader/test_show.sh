@@ -40,7 +40,7 @@ python3 -m json.tool "$work/ok.json" >/dev/null || fail "ok.json is not valid JS
 python3 "$here/check_json.py" "$work/ok.json" ok || fail "ok.json schema"
 
 # --- text ------------------------------------------------------------------
-expect 1 "$cutrace" show --no-time --color=never "$work/fail.cutrace"
+expect 1 "$cutrace" show --no-time --pids --color=never "$work/fail.cutrace"
 t="$work/out"
 has "$t" "process 4242 (ppid 1)  /opt/test/probe"
 has "$t" "  command  ./probe '--with space' 'it'\\''s'"
@@ -66,7 +66,7 @@ expect 1 "$cutrace" show --color=never "$work/fail.cutrace"
 grep -qE '^ +\+0\.000 ms  dlopen\("libcuda.so.1", RTLD_NOW\) = 0x55d0c0a0 .*<1\.0 us>$' "$work/out" \
 	|| fail "timed dlopen line: $(grep dlopen "$work/out")"
 # colour on demand
-expect 1 "$cutrace" show --no-time --color=always "$work/fail.cutrace"
+expect 1 "$cutrace" show --no-time --pids --color=always "$work/fail.cutrace"
 grep -qF $'\033[31mFAILED' "$work/out" || fail "--color=always: no red FAILED"
 
 # --- directories and bad input ---------------------------------------------------
@@ -178,14 +178,14 @@ import json, sys
 v = json.load(open(sys.argv[1]))["processes"][0]["verdict"]
 assert v["layer"] == "driver-api" and v["final"]["code"] == 46 and v["step"]["call"] == "cuDevicePrimaryCtxRetain", v
 PY
-	expect 1 "$cutrace" show --no-time "$work/fx/i01.cutrace"
+	expect 1 "$cutrace" show --no-time --pids "$work/fx/i01.cutrace"
 	has "$work/out" 'cuInit(flags=0x0) = CUDA_ERROR_NO_DEVICE (100)  FAILED'
 	has "$work/out" '  open64("/dev/nvidiactl", O_RDWR) = -1 EACCES (Permission denied)  [injected: rule 0, error]  FAILED'
 fi
 
 # --- a job summary in ranges: 64 ranks on 8 hosts, 17 failed ----------------------
 "$mksynth" --job "$work/job" 64 8 $(seq 8 23) 40 || fail "mksynth --job"
-expect 1 "$cutrace" show --no-time "$work/job"
+expect 1 "$cutrace" show --no-time --pids "$work/job"
 head -4 "$work/out" >"$work/head"
 has "$work/head" "64 processes traced: 47 healthy, 17 failed"
 has "$work/head" "  ranks 0-63 on 8 hosts node[01-08]"
@@ -201,7 +201,7 @@ has "$work/out" 'cutrace_job_hosts 8'
 has "$work/out" 'injected="0",ranks="8-23,40",hosts="node[02-03,06]"} 17'
 # a small group is still listed process by process
 "$mksynth" --job "$work/job2" 6 3 5 || fail "mksynth --job"
-expect 1 "$cutrace" show --no-time "$work/job2"
+expect 1 "$cutrace" show --no-time --pids "$work/job2"
 has "$work/out" "  ranks 0-5 on 3 hosts node[01-03]"
 has "$work/out" "    1 process: host node03 rank 5 pid 100005"
 

@@ -31,6 +31,22 @@ enum ct_color { CT_C_RESET, CT_C_BOLD, CT_C_RED, CT_C_GREEN, CT_C_YELLOW, CT_C_D
 /* the escape sequence for c, or "" when colour is off for f */
 const char *ct_c(FILE *f, enum ct_color c);
 
+/*
+ * Stable output (--no-time of show, run, probe and replay): what two runs of
+ * the same program print alike.  On, the outputs leave out times, durations
+ * and the start time, write addresses (handles, pointers) as "<addr>" (NULL
+ * stays NULL), and show pids and tids as ordinals #1, #2, ... in the order
+ * they are first shown, unless pids are kept (--pids).  util.c.
+ */
+void ct_stable_set(bool on, bool keep_pids);
+bool ct_stable(void);
+/* pids and tids are shown as ordinals */
+bool ct_stable_ids(void);
+/* a pid or tid as shown: the real one, or under ct_stable_ids its ordinal */
+uint32_t ct_stable_id(uint32_t id);
+/* the same as text: "22309", or "#2" under ct_stable_ids */
+const char *ct_stable_idstr(uint32_t id, char *buf, size_t len);
+
 /* the directory holding this executable (for finding libcutrace.so) */
 int ct_self_dir(char *buf, size_t len);
 

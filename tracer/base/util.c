@@ -38,6 +38,60 @@ void ct_die(int code, const char *fmt, ...)
 	exit(code);
 }
 
+static bool stable_on, stable_ids;
+static uint32_t *stable_seen; /* the ids in the order they got their ordinals */
+static size_t stable_n, stable_cap;
+
+void ct_stable_set(bool on, bool keep_pids)
+{
+	stable_on = on;
+	stable_ids = on && !keep_pids;
+	free(stable_seen);
+	stable_seen = NULL;
+	stable_n = stable_cap = 0;
+}
+
+bool ct_stable(void)
+{
+	return stable_on;
+}
+bool ct_stable_ids(void)
+{
+	return stable_ids;
+}
+
+uint32_t ct_stable_id(uint32_t id)
+{
+	static size_t last;
+
+	if (!stable_ids || !id)
+		return id;
+	/* a job has at most a few thousand processes and threads: a list is
+	 * enough, with the last one found first (runs of one thread) */
+	if (last < stable_n && stable_seen[last] == id)
+		return (uint32_t)last + 1;
+	for (size_t i = 0; i < stable_n; i++)
+		if (stable_seen[i] == id)
+			return (uint32_t)(last = i) + 1;
+	if (stable_n == stable_cap) {
+		size_t ncap = stable_cap ? stable_cap * 2 : 64;
+		uint32_t *n = realloc(stable_seen, ncap * sizeof *n);
+		if (!n)
+			return 0; /* out of memory: the same 0 for all, still no real pid */
+		stable_seen = n;
+		stable_cap = ncap;
+	}
+	last = stable_n;
+	stable_seen[stable_n++] = id;
+	return (uint32_t)stable_n;
+}
+
+const char *ct_stable_idstr(uint32_t id, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%u", stable_ids ? "#" : "", ct_stable_id(id));
+	return buf;
+}
+
 static enum ct_color_mode color_mode = CT_COLOR_AUTO;
 
 void ct_color_set_mode(enum ct_color_mode m) { color_mode = m; }

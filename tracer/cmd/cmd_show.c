@@ -28,7 +28,9 @@ static void usage(FILE *f)
 		"  -o, --output=FILE          write to FILE instead of standard output\n"
 		"  --summary                  only the job summary (text): processes healthy and\n"
 		"                             failed, ranks and hosts, failures grouped by verdict\n"
-		"  --no-time                  leave out timestamps and durations (stable output)\n"
+		"  --no-time                  stable output: no times, durations or start time; pids\n"
+		"                             and tids as #1, #2, ... in order of appearance\n"
+		"  --pids                     with --no-time: keep the real pids and tids\n"
 		"  --all                      a job: every process's timeline (default: the summary,\n"
 		"                             then one process of each group)\n"
 		"  --expand                   every look-up line (default: a run of successful dlsym or\n"
@@ -78,7 +80,7 @@ int cmd_show(int argc, char **argv)
 	const char *out_path = NULL, *v;
 	char **args = calloc((size_t)argc + 1, sizeof *args);
 	int nargs = 0, rc;
-	bool opts_done = false;
+	bool opts_done = false, keep_pids = false, raw = false;
 
 	if (!args)
 		ct_die(CT_EXIT_USAGE, "out of memory");
@@ -98,6 +100,8 @@ int cmd_show(int argc, char **argv)
 			o.summary_only = true;
 		} else if (!strcmp(a, "--no-time")) {
 			o.no_time = true;
+		} else if (!strcmp(a, "--pids")) {
+			keep_pids = true;
 		} else if (!strcmp(a, "--all")) {
 			o.all = true;
 		} else if (!strcmp(a, "--expand")) {
@@ -114,7 +118,7 @@ int cmd_show(int argc, char **argv)
 				return CT_EXIT_USAGE;
 			}
 		} else if (!strcmp(a, "--raw")) {
-			ct_desc_json_raw = true;
+			raw = true;
 		} else if ((v = opt_value(argc, argv, &i, "--format"))) {
 			if (!*v)
 				goto bad_usage;
@@ -156,6 +160,13 @@ int cmd_show(int argc, char **argv)
 		free(args);
 		return CT_EXIT_USAGE;
 	}
+	if (raw && o.ops != ct_show_format("json")) {
+		ct_err("show: --raw adds parameter blocks to the JSON output only: use it with --json");
+		free(args);
+		return CT_EXIT_USAGE;
+	}
+	ct_desc_json_raw = raw;
+	ct_stable_set(o.no_time, keep_pids);
 	o.out_path = out_path;
 	rc = ct_show_run(&o, args, nargs);
 	free(args);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "fmt.h"
+#include "tracer.h"
 /* the hot paths format many short strings: the cheaper snprintf (fmt.c) */
 #define snprintf ct_snprintf
 #define vsnprintf ct_vsnprintf
@@ -34,18 +35,23 @@ static void fmt_line(struct ctx_run *r, const struct ct_event *ev, char *out, si
 {
 	const struct ct_desc *d = &r->desc;
 	double ms = ((double)ev->t_ns - (double)r->t0) / 1e6;
+	char at[32] = "";
 	const char *mark = !d->returned ? "  NEVER RETURNED" : !d->ok ? "  FAILED" : "";
 
 	/* the ioctl as describe decoded it (with the trace's device map) */
 	const struct ct_nv_ioctl *nv = d->is_ioctl ? d->nv : NULL;
 
+	/* the time after the process's first event, none under --no-time */
+	if (!ct_stable())
+		snprintf(at, sizeof at, "%+11.3f ms  ", ms);
 	if (nv && nv->family != CT_NV_FAM_NOT_NVIDIA)
-		snprintf(out, len, "%+11.3f ms  ioctl(%d (%s), %s)%s%s%s", ms, nv->fd, nv->node_name,
-			 nv->summary, nv->ok || nv->is_warning ? (d->returned ? "" : mark) : "  FAILED",
+		snprintf(out, len, "%sioctl(%d (%s), %s)%s%s%s", at, nv->fd, nv->node_name, nv->summary,
+			 nv->ok || nv->is_warning ? (d->returned ? "" : mark) : "  FAILED",
 			 d->injected ? "  [injected]" : "", "");
 	else
-		snprintf(out, len, "%+11.3f ms  %s(%s) = %s%s%s%s%s", ms, d->call, d->text_args, d->result,
-			 d->detail[0] ? "  " : "", d->detail, mark, d->injected && !d->has_inject ? "  [injected]" : "");
+		snprintf(out, len, "%s%s(%s) = %s%s%s%s%s", at, d->call, d->text_args, d->result,
+			 d->detail[0] ? "  " : "", d->detail, mark,
+			 d->injected && !d->has_inject ? "  [injected]" : "");
 }
 
 static int ctx_cb(const struct ct_event *ev, void *user)

@@ -104,9 +104,10 @@ static void print_set(FILE *f, const struct ct_verdict *v, const int *idx, int m
 		fprintf(f, " on %zu host%s %s", nh, nh == 1 ? "" : "s", buf);
 	if (with_pids) {
 		for (int i = 0; i < m; i++)
-			num[i] = v[idx[i]].pid;
+			num[i] = ct_stable_id(v[idx[i]].pid);
 		ct_ranges_ints(buf, sizeof buf, num, (size_t)m);
-		fprintf(f, ", pid%s %s", m == 1 ? "" : "s", buf);
+		/* --no-time: ordinals, "pids #1-40" */
+		fprintf(f, ", pid%s %s%s", m == 1 ? "" : "s", ct_stable_ids() ? "#" : "", buf);
 	}
 out:
 	free(num);
@@ -155,7 +156,8 @@ static void print_members(FILE *f, const struct ct_verdict *v, int n, char *done
 				fprintf(f, "host %s ", v[k].host);
 			if (v[k].rank >= 0)
 				fprintf(f, "rank %d ", v[k].rank);
-			fprintf(f, "pid %u", v[k].pid);
+			char id[16];
+			fprintf(f, "pid %s", ct_stable_idstr(v[k].pid, id, sizeof id));
 			if (shown < SUMMARY_LIST_MAX)
 				listed[shown] = k;
 			shown++;
@@ -256,7 +258,7 @@ void ct_summary_json(struct ct_json *j, const struct ct_verdict *v, int n, int u
 				continue;
 			done[k] = 1;
 			ct_json_obj_begin(j);
-			ct_json_kuint(j, "pid", v[k].pid);
+			ct_json_kuint(j, "pid", ct_stable_id(v[k].pid));
 			ct_json_kstr(j, "host", v[k].host);
 			ct_json_key(j, "rank");
 			if (v[k].rank >= 0)

@@ -158,9 +158,20 @@ void ct_verdict_json(struct ct_json *j, const struct ct_verdict *v)
 	ct_json_obj_end(j);
 }
 
+/* "  step     +2.154 ms  TEXT" (without the time under --no-time) */
+static void step_line(FILE *f, const char *what, uint64_t t_ns, const char *text)
+{
+	if (ct_stable())
+		fprintf(f, "  %-8s %s\n", what, text);
+	else
+		fprintf(f, "  %-8s +%.3f ms  %s\n", what, (double)t_ns / 1e6, text);
+}
+
 void ct_verdict_line(FILE *f, const struct ct_verdict *v)
 {
-	fprintf(f, "pid %u", v->pid);
+	char id[16];
+
+	fprintf(f, "pid %s", ct_stable_idstr(v->pid, id, sizeof id));
 	if (v->exe[0])
 		fprintf(f, " (%s)", v->exe);
 	if (v->rank >= 0)
@@ -172,7 +183,7 @@ void ct_verdict_line(FILE *f, const struct ct_verdict *v)
 		char end[96];
 		fprintf(f, ": %sOK%s, then %s", ct_c(f, CT_C_GREEN), ct_c(f, CT_C_RESET),
 			ct_end_text(&v->end, end, sizeof end));
-		if (v->end_rel_ns != UINT64_MAX)
+		if (v->end_rel_ns != UINT64_MAX && !ct_stable())
 			fprintf(f, " at +%.3f ms", (double)v->end_rel_ns / 1e6);
 		fprintf(f, ": %s", v->summary);
 		return;
@@ -196,9 +207,9 @@ void ct_verdict_details(FILE *f, const struct ct_verdict *v)
 {
 	if (!v->ok) {
 		if (v->step.set)
-			fprintf(f, "  step     +%.3f ms  %s\n", (double)v->step.t_ns / 1e6, v->step.text);
+			step_line(f, "step", v->step.t_ns, v->step.text);
 		if (v->final.set && v->final.seq != v->step.seq)
-			fprintf(f, "  then     +%.3f ms  %s\n", (double)v->final.t_ns / 1e6, v->final.text);
+			step_line(f, "then", v->final.t_ns, v->final.text);
 		if (v->fix[0])
 			fprintf(f, "  fix      %s\n", v->fix);
 		if (v->hint[0])
@@ -235,9 +246,9 @@ void ct_verdict_text(FILE *f, const struct ct_verdict *v)
 		}
 		fprintf(f, "  why      %s\n", v->summary);
 		if (v->step.set)
-			fprintf(f, "  step     +%.3f ms  %s\n", (double)v->step.t_ns / 1e6, v->step.text);
+			step_line(f, "step", v->step.t_ns, v->step.text);
 		if (v->final.set && v->final.seq != v->step.seq)
-			fprintf(f, "  then     +%.3f ms  %s\n", (double)v->final.t_ns / 1e6, v->final.text);
+			step_line(f, "then", v->final.t_ns, v->final.text);
 		if (v->fix[0])
 			fprintf(f, "  fix      %s\n", v->fix);
 		if (v->hint[0])

@@ -265,7 +265,9 @@ static int text_process_begin(struct ct_show_ctx *c, struct ct_trace *t)
 		fputc('\n', f);
 	s->first_process = false;
 
-	fprintf(f, "%sprocess %u%s (ppid %u)  ", ct_c(f, CT_C_BOLD), h->pid, ct_c(f, CT_C_RESET), h->ppid);
+	char id[16], pid[16];
+	fprintf(f, "%sprocess %s%s (ppid %s)  ", ct_c(f, CT_C_BOLD), ct_stable_idstr(h->pid, pid, sizeof pid),
+		ct_c(f, CT_C_RESET), ct_stable_idstr(h->ppid, id, sizeof id));
 	if (ct_trace_ctx_str(t, CT_CTX_EXE, 0, buf, sizeof buf))
 		put_cstr(f, buf);
 	else
@@ -296,7 +298,10 @@ static int text_process_begin(struct ct_show_ctx *c, struct ct_trace *t)
 			ct_c(f, CT_C_RESET));
 	}
 	fprintf(f, "\n  started  ");
-	put_time(f, h->start_realtime_ns);
+	if (c->no_time)
+		fputs("-", f); /* --no-time */
+	else
+		put_time(f, h->start_realtime_ns);
 	fprintf(f, "  uid %u gid %u", h->uid, h->gid);
 	if (h->euid != h->uid || h->egid != h->gid)
 		fprintf(f, " (euid %u egid %u)", h->euid, h->egid);
@@ -421,7 +426,8 @@ static void fold_flush(struct ct_show_ctx *c, struct text_state *s)
 		}
 		if (s->run_tid != ct_trace_header(c->trace)->pid) {
 			char b[24];
-			int n = snprintf(b, sizeof b, "[%u] ", s->run_tid);
+			char id[16];
+			int n = snprintf(b, sizeof b, "[%s] ", ct_stable_idstr(s->run_tid, id, sizeof id));
 			ln_raw(&l, b, (size_t)n);
 		}
 		for (unsigned i = 0; i < s->run_depth; i++)
@@ -488,7 +494,11 @@ static int text_event(struct ct_show_ctx *c, const struct ct_show_event *e)
 		ln_str(&l, ct_c(f, CT_C_RESET));
 		ln_raw(&l, "  ", 2);
 	}
-	if (ev->tid != pid) {
+	if (ev->tid != pid && ct_stable_ids()) {
+		char b[24], id[16];
+		int n = snprintf(b, sizeof b, "[%s] ", ct_stable_idstr(ev->tid, id, sizeof id));
+		ln_raw(&l, b, (size_t)n);
+	} else if (ev->tid != pid) {
 		char b[24], *p = ct_udec_rev(b + sizeof b - 2, ev->tid);
 		b[sizeof b - 2] = ']';
 		b[sizeof b - 1] = ' ';
