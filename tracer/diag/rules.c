@@ -962,10 +962,11 @@ static bool rule_nvml_not_loaded(struct judge *j)
 	j->root = j->final;
 	v->layer = CT_LAYER_LOADER;
 	v->step = j->root->s;
-	snprintf(v->summary, sizeof v->summary, "the NVML library %s could not be loaded: %s%s", j->root->what,
-		 d->nvml_dlerror[0] ? d->nvml_dlerror : "(no loader message)",
-		 v->contract.kernel_version[0] ? "" :
-		 "; no NVIDIA kernel module is loaded either (no /proc/driver/nvidia/version)");
+	snprintf(v->summary, sizeof v->summary, "the NVML library %s could not be loaded: %s%s",
+		 j->root->what, d->nvml_dlerror[0] ? d->nvml_dlerror : "(no loader message)",
+		 v->contract.kernel_version[0] || ct_trace_ctx_damaged(d->t)
+			 ? ""
+			 : "; no NVIDIA kernel module is loaded either (no /proc/driver/nvidia/version)");
 	if (ct_diag_has(d->nvml_dlerror, "wrong ELF class"))
 		snprintf(v->fix, sizeof v->fix, "put the 64-bit NVIDIA driver library directory first "
 			 "(LD_LIBRARY_PATH, ldconfig) and remove the 32-bit one from the path");
@@ -999,8 +1000,9 @@ static bool rule_libcuda_not_loaded(struct judge *j)
 	}
 	snprintf(v->summary, sizeof v->summary, "the CUDA driver library %s could not be loaded: %s%s",
 		 j->root->what, d->cuda_dlerror[0] ? d->cuda_dlerror : "(no loader message)",
-		 v->contract.kernel_version[0] ? "" :
-		 "; no NVIDIA kernel module is loaded either (no /proc/driver/nvidia/version)");
+		 v->contract.kernel_version[0] || ct_trace_ctx_damaged(d->t)
+			 ? ""
+			 : "; no NVIDIA kernel module is loaded either (no /proc/driver/nvidia/version)");
 	snprintf(v->fix, sizeof v->fix,
 		 "run where the NVIDIA driver is installed: in a container start it with GPU access "
 		 "(--gpus all / CDI / the NVIDIA runtime) so libcuda.so.1 is mounted, or add its directory "
@@ -1215,6 +1217,9 @@ static bool no_module_context(const struct ct_diag *d)
 {
 	char buf[8];
 
+	/* a damaged context may have lost the lines: their absence says nothing */
+	if (ct_trace_ctx_damaged(d->t))
+		return false;
 	return !ct_trace_ctx_str(d->t, CT_CTX_NV_VERSION, 0, buf, sizeof buf) &&
 	       !ct_trace_ctx_str(d->t, CT_CTX_NV_MODVERSION, 0, buf, sizeof buf) &&
 	       !ct_trace_ctx(d->t, CT_CTX_DEVICES, 0, &(uint16_t){ 0 });

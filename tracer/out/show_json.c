@@ -191,6 +191,20 @@ static int json_process_begin(struct ct_show_ctx *c, struct ct_trace *t)
 		ct_json_strn(j, (const char *)p, len);
 	ct_json_arr_end(j);
 	kctx(j, t, "ld_preload_file", CT_CTX_PRELOAD_FILE);
+	ct_json_key(j, "context_unknown");
+	ct_json_arr_begin(j);
+	{
+		uint16_t tag;
+		for (unsigned i = 0; (p = ct_trace_ctx_unknown(t, i, &tag, &len)); i++) {
+			ct_json_obj_begin(j);
+			ct_json_kuint(j, "key", tag);
+			ct_json_key(j, "value");
+			ct_json_strn(j, (const char *)p, len);
+			ct_json_obj_end(j);
+		}
+	}
+	ct_json_arr_end(j);
+	ct_json_kbool(j, "context_damaged", ct_trace_ctx_damaged(t));
 	ct_json_key(j, "notes");
 	ct_json_arr_begin(j);
 	for (unsigned i = 0; (p = ct_trace_ctx(t, CT_CTX_NOTE, i, &len)); i++)

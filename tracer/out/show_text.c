@@ -293,6 +293,9 @@ static int text_process_begin(struct ct_show_ctx *c, struct ct_trace *t)
 		fputc(')', f);
 	} else if (ct_trace_ctx_str(t, CT_CTX_NV_MODVERSION, 0, buf2, sizeof buf2)) {
 		fprintf(f, "%s  (/sys/module/nvidia/version)", ver ? ver : "version not understood");
+	} else if (ct_trace_ctx_damaged(t)) {
+		fprintf(f, "%sunknown%s (the context area is damaged)", ct_c(f, CT_C_YELLOW),
+			ct_c(f, CT_C_RESET));
 	} else {
 		fprintf(f, "%snot loaded%s (no /proc/driver/nvidia/version)", ct_c(f, CT_C_YELLOW),
 			ct_c(f, CT_C_RESET));
@@ -329,6 +332,19 @@ static int text_process_begin(struct ct_show_ctx *c, struct ct_trace *t)
 		fprintf(f, "  preload  /etc/ld.so.preload: ");
 		put_cstr(f, buf);
 		fputc('\n', f);
+	}
+	{
+		uint16_t tag, len;
+		const unsigned char *p;
+		for (unsigned i = 0; (p = ct_trace_ctx_unknown(t, i, &tag, &len)); i++) {
+			fprintf(f, "  %s", i ? "         " : "unknown  ");
+			fprintf(f, "key %u (format %u.%u, newer than this cutrace): ", tag, h->version_major,
+				h->version_minor);
+			put_clean(f, p, len > 80 ? 80 : len);
+			if (len > 80)
+				fprintf(f, "... (%u bytes)", len);
+			fputc('\n', f);
+		}
 	}
 	if (ct_trace_ctx_str(t, CT_CTX_INJECT, 0, buf, sizeof buf)) {
 		fprintf(f, "  inject   ");

@@ -114,6 +114,173 @@ static int validate(struct ct_trace *t, uint64_t actual, bool allow_short, char 
 	return 0;
 }
 
+/* ---- context validation ------------------------------------------------------- */
+
+/*
+ * What each context key may hold (format.h, "Context"): the most bytes the
+ * shim writes into it, and what its bytes must be.  TEXT: text the kernel or
+ * the driver wrote (uname, the NVIDIA version lines, /proc/devices): UTF-8,
+ * no control characters but tab and newline.  NAME: a path, a variable, a
+ * rule, a note: any bytes but NUL (not always UTF-8 on Linux; show escapes
+ * them).  BYTES: anything (the NUL-separated command line, a file's text).
+ * U32: exactly four bytes.  Positional: one row per CT_CTX_* value.
+ */
+enum ctx_kind {
+	CK_NONE,
+	CK_TEXT,
+	CK_NAME,
+	CK_BYTES,
+	CK_U32
+};
+static const struct {
+	const char *name;
+	unsigned char kind;
+	uint16_t max;
+} ctx_keys[] = {
+	{ NULL, CK_NONE, 0 },                 /* 0: never written */
+	{ "exe", CK_NAME, 4096 },             /* CT_CTX_EXE */
+	{ "command line", CK_BYTES, 4608 },   /* CT_CTX_CMDLINE (redacted: grows a little) */
+	{ "host", CK_TEXT, 65 },              /* CT_CTX_HOST */
+	{ "kernel", CK_TEXT, 65 },            /* CT_CTX_KERNEL */
+	{ "nvidia version", CK_TEXT, 1024 },  /* CT_CTX_NV_VERSION */
+	{ "module version", CK_TEXT, 256 },   /* CT_CTX_NV_MODVERSION */
+	{ "environment", CK_NAME, 4608 },     /* CT_CTX_ENV */
+	{ "devices", CK_TEXT, 128 },          /* CT_CTX_DEVICES */
+	{ "cwd", CK_NAME, 4096 },             /* CT_CTX_CWD */
+	{ "machine", CK_TEXT, 65 },           /* CT_CTX_MACHINE */
+	{ "inject rules", CK_NAME, 2048 },    /* CT_CTX_INJECT */
+	{ "command line length", CK_U32, 4 }, /* CT_CTX_CMDLINE_LEN */
+	{ "note", CK_NAME, 512 },             /* CT_CTX_NOTE */
+	{ "loader", CK_NAME, 256 },           /* CT_CTX_INTERP */
+	{ "ld.so.conf.d", CK_NAME, 512 },     /* CT_CTX_LDCONF */
+	{ "ld.so.preload", CK_BYTES, 1024 },  /* CT_CTX_PRELOAD_FILE */
+};
+_Static_assert(sizeof ctx_keys / sizeof ctx_keys[0] == CT_CTX__COUNT,
+	       "a new CT_CTX_* key needs its row in ctx_keys");
+
+/* bytes of p that are not well-formed UTF-8 text: the offset of the first
+ * bad one, or n */
+static size_t text_bad_at(const unsigned char *p, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		unsigned c = p[i], need, min;
+		uint32_t cp;
+		if (c < 0x80) {
+			if (c < 0x20 && c != '\t' && c != '\n')
+				return i;
+			if (c == 0x7f)
+				return i;
+			i++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf)
+			need = 1, min = 0x80, cp = c & 0x1f;
+		else if (c >= 0xe0 && c <= 0xef)
+			need = 2, min = 0x800, cp = c & 0x0f;
+		else if (c >= 0xf0 && c <= 0xf4)
+			need = 3, min = 0x10000, cp = c & 0x07;
+		else
+			return i;
+		if (n - i - 1 < need)
+			return i;
+		for (unsigned k = 1; k <= need; k++) {
+			if ((p[i + k] & 0xc0) != 0x80)
+				return i;
+			cp = cp << 6 | (p[i + k] & 0x3fu);
+		}
+		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return i;
+		i += need + 1;
+	}
+	return n;
+}
+
+/*
+ * The context area is untrusted like the rest: a field running past the
+ * written length, a key this format version does not have, a length over
+ * what the shim ever writes, bytes a key cannot hold.  The first damaged
+ * field and everything after it are dropped (t->ctx_len stops there: look-ups
+ * see only the fields before it) and the damage is said (ct_trace_damage).
+ * Keys unknown to this cutrace in a file of a newer minor version are not
+ * damage: they are kept and listed (ct_trace_ctx_unknown).
+ */
+static void ctx_check(struct ct_trace *t)
+{
+	const unsigned char *p = t->ctx;
+	size_t len = t->ctx_len, at = 0;
+	bool newer = t->hdr.version_minor > CUTRACE_VERSION_MINOR;
+
+	while (at < len) {
+		struct cutrace_field f;
+		const char *what = NULL, *name;
+		size_t bad;
+		if (len - at < sizeof f) {
+			what = "bytes after the last field";
+			goto damaged;
+		}
+		memcpy(&f, p + at, sizeof f);
+		if (f.len > len - at - sizeof f) {
+			snprintf(t->ctx_why, sizeof t->ctx_why,
+				 "a field at byte %zu (key %u) says %u bytes, past the %zu written", at,
+				 f.tag, f.len, len);
+			goto cut;
+		}
+		if (f.tag >= CT_CTX__COUNT && newer) {
+			at += sizeof f + CT_FIELD_PAD(f.len);
+			continue;
+		}
+		if (f.tag == 0 || f.tag >= CT_CTX__COUNT) {
+			snprintf(t->ctx_why, sizeof t->ctx_why,
+				 "unknown key %u at byte %zu (a format %u.%u file has keys 1-%u)", f.tag, at,
+				 t->hdr.version_major, t->hdr.version_minor, (unsigned)CT_CTX__COUNT - 1);
+			goto cut;
+		}
+		name = ctx_keys[f.tag].name;
+		if (f.len > ctx_keys[f.tag].max) {
+			snprintf(t->ctx_why, sizeof t->ctx_why,
+				 "the %s field at byte %zu is %u bytes (at most %u)", name, at, f.len,
+				 ctx_keys[f.tag].max);
+			goto cut;
+		}
+		switch (ctx_keys[f.tag].kind) {
+		case CK_U32:
+			if (f.len != 4) {
+				snprintf(t->ctx_why, sizeof t->ctx_why,
+					 "the %s field at byte %zu is %u bytes (not 4)", name, at, f.len);
+				goto cut;
+			}
+			break;
+		case CK_TEXT:
+			bad = text_bad_at(p + at + sizeof f, f.len);
+			if (bad < f.len) {
+				snprintf(t->ctx_why, sizeof t->ctx_why,
+					 "the %s field at byte %zu is not UTF-8 text (byte 0x%02x at %zu)",
+					 name, at, p[at + sizeof f + bad], bad);
+				goto cut;
+			}
+			break;
+		case CK_NAME:
+			if (memchr(p + at + sizeof f, 0, f.len)) {
+				snprintf(t->ctx_why, sizeof t->ctx_why,
+					 "the %s field at byte %zu holds a NUL byte", name, at);
+				goto cut;
+			}
+			break;
+		default: break;
+		}
+		at += sizeof f + CT_FIELD_PAD(f.len);
+		continue;
+damaged:
+		snprintf(t->ctx_why, sizeof t->ctx_why, "%s (byte %zu of %zu)", what, at, len);
+cut:
+		t->ctx_bad = true;
+		t->ctx_len = at;
+		return;
+	}
+}
+
 /* point the area pointers into the validated bytes at base */
 static void attach(struct ct_trace *t, unsigned char *base)
 {
@@ -121,6 +288,7 @@ static void attach(struct ct_trace *t, unsigned char *base)
 	t->ctx = base + t->hdr.ctx_off;
 	t->tags = (const uint64_t *)(const void *)(base + t->hdr.tags_off);
 	t->slots = base + t->hdr.slots_off;
+	ctx_check(t);
 }
 
 static struct ct_trace *trace_new(const char *path)
@@ -412,6 +580,27 @@ const unsigned char *ct_trace_ctx(const struct ct_trace *t, uint16_t tag, unsign
 		}
 	}
 	return NULL;
+}
+
+const unsigned char *ct_trace_ctx_unknown(const struct ct_trace *t, unsigned idx, uint16_t *tag,
+					  uint16_t *len)
+{
+	struct ct_fieldv f;
+	uint32_t pos = 0;
+
+	while (tlv_next(t->ctx, t->ctx_len, &pos, &f)) {
+		if (f.tag < CT_CTX__COUNT || idx-- != 0)
+			continue;
+		*tag = f.tag;
+		*len = f.len;
+		return f.data;
+	}
+	return NULL;
+}
+
+bool ct_trace_ctx_damaged(const struct ct_trace *t)
+{
+	return t->ctx_bad;
 }
 
 const char *ct_trace_ctx_str(const struct ct_trace *t, uint16_t tag, unsigned idx, char *buf, size_t buflen)

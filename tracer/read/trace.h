@@ -103,6 +103,14 @@ const struct cutrace_header *ct_trace_header(const struct ct_trace *t);
  */
 const unsigned char *ct_trace_ctx(const struct ct_trace *t, uint16_t tag, unsigned idx, uint16_t *len);
 const char *ct_trace_ctx_str(const struct ct_trace *t, uint16_t tag, unsigned idx, char *buf, size_t buflen);
+/* The idx-th field whose key this cutrace does not know (a file of a newer
+ * minor version: kept, not damage), with its key in *tag; NULL past the last. */
+const unsigned char *ct_trace_ctx_unknown(const struct ct_trace *t, unsigned idx, uint16_t *tag,
+					  uint16_t *len);
+/* The context area is damaged (ct_trace_damage says where): the look-ups
+ * above see only the fields before the damage, so a field they do not find
+ * may have been there.  Nothing may be concluded from a field's absence. */
+bool ct_trace_ctx_damaged(const struct ct_trace *t);
 /* value of an allowlisted environment variable recorded at start, or NULL */
 const char *ct_trace_env(const struct ct_trace *t, const char *name, char *buf, size_t buflen);
 

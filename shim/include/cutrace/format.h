@@ -251,7 +251,22 @@ enum {
 	CT_FLD__COUNT
 };
 
-/* process context fields (in the ctx area) */
+/*
+ * Process context fields (in the ctx area): TLV fields from ctx_off, ctx_len
+ * bytes of them, each padded to 4 bytes.  What a reader may expect of each
+ * key, and treats as damage otherwise (the trace is then degraded, the
+ * fields from the damaged one on are not used, and nothing is concluded from
+ * a field's absence): a length within the context and within the most the
+ * shim writes for the key (host/kernel/machine 65, devices 128, module
+ * version and loader 256, note and ld.so.conf.d line 512, nvidia version and
+ * ld.so.preload 1024, inject rules 2048, exe and cwd 4096, command line and
+ * environment 4608, the command line's length exactly 4); text the kernel
+ * or driver wrote (host, kernel, machine, the NVIDIA version lines, devices)
+ * is UTF-8 without control characters but tab and newline; paths, variables,
+ * rules and notes hold any bytes but NUL (not always UTF-8: readers escape
+ * them); key 0 and keys past this version's last are damage, except in a
+ * file of a newer minor version, where they are kept and shown as unknown.
+ */
 enum {
 	CT_CTX_EXE = 1,        /* str: /proc/self/exe */
 	CT_CTX_CMDLINE,        /* bytes: /proc/self/cmdline, NUL separated, bounded,
