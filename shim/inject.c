@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "inject_rules.h"
 #include "cutrace_gen/shim_tables.h"
@@ -61,6 +62,25 @@ static int my_rank(void)
 	return -1;
 }
 
+/* the note every trace of the tree carries (its context keeps 200 bytes) */
+static char inj_note[400];
+static char inj_err[300];
+static pid_t inj_said_by; /* 0: this process said it on stderr */
+
+static void inj_note_set(const char *err)
+{
+	if (err != inj_err)
+		snprintf(inj_err, sizeof inj_err, "%s", err);
+	if (inj_said_by)
+		snprintf(inj_note, sizeof inj_note,
+			 "CUTRACE_INJECT refused, nothing is injected (said on stderr by pid %d): %s",
+			 (int)inj_said_by, inj_err);
+	else
+		snprintf(inj_note, sizeof inj_note, "CUTRACE_INJECT refused, nothing is injected: %s",
+			 inj_err);
+	ct_note_ctx(inj_note);
+}
+
 void ct_inject_init(void)
 {
 	const char *spec = getenv("CUTRACE_INJECT");
@@ -72,7 +92,10 @@ void ct_inject_init(void)
 	n = ct_rules_parse(spec, rules, CT_RULES_MAX, err, sizeof err);
 	if (n < 0) {
 		ct_inj_bad = 1;
-		ct_warn_once("ignoring CUTRACE_INJECT, nothing is injected: %s", err);
+		/* once per process tree, not once per exec'd image; every
+		 * trace says it in its notes */
+		inj_said_by = ct_warn_tree("inject", "ignoring CUTRACE_INJECT, nothing is injected: %s", err);
+		inj_note_set(err);
 		return;
 	}
 	rank = my_rank();
@@ -91,6 +114,13 @@ void ct_inject_after_fork(void)
 	/* a child counts its own calls (when= is per process) */
 	for (int i = 0; i < nrules; i++)
 		__atomic_store_n(&rules[i].seen, 0, __ATOMIC_RELAXED);
+	/* its notes start empty: the refused rules are said again, as
+	 * said on stderr by the parent (or whoever the parent heard it from) */
+	if (ct_inj_bad) {
+		if (!inj_said_by)
+			inj_said_by = getppid();
+		inj_note_set(inj_err);
+	}
 }
 
 const char *ct_inject_spec(void) CT_HIDDEN;

@@ -157,7 +157,8 @@ static char warn_kept[CT_WARN_KEEP][256];
 static unsigned warn_kept_n;
 static void note_add(const char *why, bool rec, bool degrade);
 
-static void vlog(bool keep, const char *fmt, va_list ap)
+/* true: the line went to stderr */
+static bool vlog(bool keep, const char *fmt, va_list ap)
 {
 	char buf[512];
 	int saved = errno;
@@ -173,7 +174,8 @@ static void vlog(bool keep, const char *fmt, va_list ap)
 	n += m;
 	if ((size_t)n > sizeof buf - 2)
 		n = (int)sizeof buf - 2;
-	if (stderr_is_original()) {
+	bool shown = stderr_is_original();
+	if (shown) {
 		buf[n++] = '\n';
 		ct_sys_write(2, buf, (size_t)n);
 	} else if (keep) {
@@ -191,6 +193,7 @@ static void vlog(bool keep, const char *fmt, va_list ap)
 		}
 	}
 	errno = saved;
+	return shown;
 }
 
 void ct_log(int level, const char *fmt, ...)
@@ -216,6 +219,104 @@ void ct_warn_once(const char *fmt, ...)
 	va_start(ap, fmt);
 	vlog(true, fmt, ap);
 	va_end(ap);
+}
+
+/*
+ * Warnings said once per process tree.  A program started through a chain of
+ * execs and forks (a pyenv shim is a shell script that runs a dozen more)
+ * loads the shim into every image: each would say the same thing.  The
+ * process that says it leaves a marker in the trace directory,
+ * ".warned-KEY-PID-START" (START: its start time in clock ticks since boot,
+ * field 22 of /proc/PID/stat, which an exec keeps and a reused pid does
+ * not); a process whose own pid (an earlier image of it) or an ancestor's
+ * has one says nothing.  Nothing in the program's environment changes.  A
+ * descendant whose line of ancestors is broken (its parent exited and it
+ * was reparented) says it again; so may two processes of one tree whose
+ * common ancestor has no shim and that start at the same instant.
+ */
+static bool proc_stat(pid_t pid, pid_t *ppid, unsigned long long *start)
+{
+	char path[48], buf[640];
+	const char *p;
+	unsigned long long v = 0;
+	ssize_t n;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	n = ct_read_file(path, buf, sizeof buf);
+	if (n <= 0 || !(p = strrchr(buf, ')')))
+		return false;
+	p++;
+	/* fields 3 (state) .. 22 (starttime) after the command name */
+	for (int field = 3; field <= 22; field++) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			return false;
+		v = 0;
+		if (field == 4 || field == 22) {
+			if (*p < '0' || *p > '9')
+				return false;
+			while (*p >= '0' && *p <= '9')
+				v = v * 10 + (unsigned)(*p++ - '0');
+			if (field == 4)
+				*ppid = (pid_t)v;
+		}
+		while (*p && *p != ' ')
+			p++;
+	}
+	*start = v;
+	return true;
+}
+
+static void marker_name(char *buf, size_t len, const char *key, pid_t pid, unsigned long long start)
+{
+	snprintf(buf, len, ".warned-%s-%d-%llu", key, (int)pid, start);
+}
+
+pid_t ct_warn_tree(const char *key, const char *fmt, ...)
+{
+	char why[256], name[96];
+	unsigned long long start, self_start = 0;
+	pid_t p = getpid(), pp = 0, said = 0;
+	int saved = errno;
+	int dfd = ct_tracedir_open(ct_cfg.dir, 1, why, sizeof why);
+	va_list ap;
+
+	for (int depth = 0; dfd >= 0 && p > 0 && depth < 256; depth++, p = pp) {
+		struct stat st;
+		if (!proc_stat(p, &pp, &start))
+			break;
+		if (!depth)
+			self_start = start;
+		marker_name(name, sizeof name, key, p, start);
+		if (ct_sys_fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+		    st.st_uid == geteuid()) {
+			said = p;
+			break;
+		}
+	}
+	if (!said || ct_cfg.debug >= 1) {
+		__atomic_store_n(&warned, 1, __ATOMIC_RELAXED);
+		va_start(ap, fmt);
+		bool shown = vlog(true, fmt, ap);
+		va_end(ap);
+		if (shown && !said && dfd >= 0 && self_start) {
+			marker_name(name, sizeof name, key, getpid(), self_start);
+			int fd = (int)syscall(SYS_openat, dfd, name,
+					      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+			if (fd >= 0)
+				ct_sys_close(fd);
+		}
+	}
+	if (dfd >= 0)
+		ct_sys_close(dfd);
+	errno = saved;
+	return said;
+}
+
+void ct_note_ctx(const char *why)
+{
+	note_add(why, false, false);
 }
 
 /* ---- configuration ---------------------------------------------------------- */

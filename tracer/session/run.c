@@ -420,6 +420,13 @@ bool ct_run_dir_remove_empty(const struct ct_run_opts *o)
 
 	if (!o->dir_created || dir_has_traces(o->dir))
 		return false;
+	/* the markers of warnings said once per process tree (shim/trace.c) */
+	DIR *d = opendir(o->dir);
+	for (struct dirent *e; d && (e = readdir(d));)
+		if (!strncmp(e->d_name, ".warned-", 8))
+			(void)unlinkat(dirfd(d), e->d_name, 0);
+	if (d)
+		closedir(d);
 	for (size_t i = 0; i < sizeof carried / sizeof carried[0]; i++) {
 		snprintf(p, sizeof p, "%s/.cutrace/%s", o->dir, carried[i]);
 		unlink(p);
