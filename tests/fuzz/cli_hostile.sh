@@ -18,7 +18,8 @@ check_json() { # FILE KEY: the key's value in the first process's stats is > 0
 import json, sys
 doc = json.load(open(sys.argv[1]))
 st = doc["processes"][0]["stats"]
-sys.exit(0 if st.get(sys.argv[2], 0) > 0 else 1)
+v = st.get(sys.argv[2], 0)
+sys.exit(0 if (v > 0 if isinstance(v, int) else bool(v)) else 1)
 PY
 }
 while IFS=$'\t' read -r name want text; do
