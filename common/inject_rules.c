@@ -25,7 +25,8 @@ const char ct_rules_grammar[] =
 	"         class=NUMBER (ioctl: RM_ALLOC class)  sym=NAME (cuGetProcAddress, dlsym)  rank=N (any call)\n"
 	"  action error=ERRNO (open, ioctl, dlopen, dlsym)  retval=CODE (driver, runtime, NVML calls)\n"
 	"         status=NV_STATUS (ioctl)  value=N (cuDriverGetVersion, cuDeviceGetCount, cudaGetDeviceCount,\n"
-	"         cudaDriverGetVersion, cudaRuntimeGetVersion, nvmlDeviceGetCount)\n"
+	"         cudaDriverGetVersion, cudaRuntimeGetVersion, nvmlDeviceGetCount; ioctl with cmd=: the\n"
+	"         RM control's first 32-bit answer)\n"
 	"         version=STRING (ioctl: the version handshake)  delay=DURATION (any call, e.g. 30s, 250ms)\n"
 	"  when=N | N..M | N+   which matching calls, counted from 1 (default: all)\n"
 	"  e.g.   open:path=/dev/nvidia-uvm:error=EPERM   cuInit:retval=CUDA_ERROR_NOT_INITIALIZED\n"
@@ -441,8 +442,10 @@ static int parse_one(char *text, struct ct_rule *r, char *err, size_t errlen)
 					FAIL("status=%s is out of range", v);
 				r->action = CT_INJ_STATUS;
 			} else if (!strcmp(k, "value")) {
-				if (!calls[ci].has_value)
-					FAIL("value= applies to version and count queries, not to %s", r->call_name);
+				if (!calls[ci].has_value && fam != F_IO_IOCTL)
+					FAIL("value= applies to version and count queries and RM controls (ioctl with "
+					     "cmd=), not to %s",
+					     r->call_name);
 				if (!parse_i64(v, &r->value) || r->value < 0 || r->value > 0x7fffffff)
 					FAIL("value=%s is not a number", v);
 				r->action = CT_INJ_VALUE;
@@ -458,6 +461,8 @@ static int parse_one(char *text, struct ct_rule *r, char *err, size_t errlen)
 			FAIL("unknown key '%s'", k);
 		}
 	}
+	if (have_action && r->action == CT_INJ_VALUE && fam == F_IO_IOCTL && !(r->keys & CT_RK_CMD))
+		FAIL("value= on ioctl needs cmd= (the RM control whose answer it replaces)");
 	if (!have_action && !r->delay_ns)
 		FAIL("rule '%s' has no action (error=, retval=, status=, value=, version= or delay=)", r->call_name);
 	return 0;

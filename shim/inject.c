@@ -266,7 +266,7 @@ int ct_inject_ioctl_before(uint32_t node, unsigned long req, void *arg, int *err
 			*err = (int)r->value;
 			return 2;
 		}
-		if (r->action == CT_INJ_STATUS || r->action == CT_INJ_VERSION)
+		if (r->action == CT_INJ_STATUS || r->action == CT_INJ_VERSION || r->action == CT_INJ_VALUE)
 			*after |= 1u << i;
 		res = 1;
 	}
@@ -352,6 +352,28 @@ static void inject_version(unsigned long req, void *arg, const char *v, int *ret
 	}
 }
 
+/* value= on an RM control (cmd=): the control's first 32-bit answer, written
+ * over what RM wrote when the real call succeeded (NVOS54: params @16,
+ * paramsSize @24, status @28; ABI.md §3) */
+static bool inject_answer(uint32_t node, unsigned long req, void *arg, uint32_t v, int ret)
+{
+	unsigned char *b = arg;
+	uint32_t st, size, old;
+	uint64_t pay;
+
+	if (is_uvm(node) || (req & 0xff) != NR_RM_CONTROL || ret != 0)
+		return false;
+	memcpy(&pay, b + 16, 8);
+	memcpy(&size, b + 24, 4);
+	memcpy(&st, b + 28, 4);
+	/* RM wrote its answer there (it copies the params back on success): the
+	 * pages are the program's and writable; read them first all the same */
+	if (!pay || size < 4 || st != 0 || !read_u32((const void *)(uintptr_t)pay, 0, &old))
+		return false;
+	memcpy((void *)(uintptr_t)pay, &v, 4);
+	return true;
+}
+
 int ct_inject_ioctl_after(uint32_t node, unsigned long req, void *arg, uint32_t after, int *ret,
 			  int *err, uint32_t *rule, uint32_t *action) CT_HIDDEN;
 int ct_inject_ioctl_after(uint32_t node, unsigned long req, void *arg, uint32_t after, int *ret,
@@ -373,6 +395,9 @@ int ct_inject_ioctl_after(uint32_t node, unsigned long req, void *arg, uint32_t 
 			if (off < 0)
 				continue;
 			memcpy((unsigned char *)arg + off, &st, 4);
+		} else if (r->action == CT_INJ_VALUE) {
+			if (!inject_answer(node, req, arg, (uint32_t)r->value, *ret))
+				continue;
 		} else {
 			inject_version(req, arg, r->version, ret, err);
 		}

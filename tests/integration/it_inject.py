@@ -356,6 +356,8 @@ BAD_RULES = [
     ("cuDriverGetVersion:retval=1:value=2", "only one of"),
     ("open:path=/dev/nvidiactl", "has no action"),
     ("cuInit:value=3", "value= applies to"),
+    ("open:path=/x:value=3", "value= applies to"),
+    ("ioctl:nr=UVM_INITIALIZE:value=1", "value= on ioctl needs cmd="),
     ("open:path=/x:version=1.2.3", "version= applies to ioctl"),
     ("cuInit:retval=CUDA_ERROR_BOGUS", "unknown CUresult code 'CUDA_ERROR_BOGUS'"),
     ("cudaGetDeviceCount:retval=cudaErrorBogus", "unknown cudaError code 'cudaErrorBogus'"),

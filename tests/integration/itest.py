@@ -363,6 +363,10 @@ VERDICTS = [
     ("gpu_enodev", "probe", {"FAKENV_GPU_OPEN_ERRNO": "ENODEV"}, "device-node", "open", 100, "the GPU is lost"),
     ("gpu_lost_rm", "probe", {"FAKENV_RM_ALLOC_STATUS": "0x80=0xf"}, "resource-manager", "ioctl", None,
      "NV_ERR_GPU_IS_LOST: the GPU is lost"),
+    # issue 19 group 4, catalog G6: a vGPU guest (RM says VGX) refuses the channel group, compute mode Default
+    ("vgpu_unlicensed", "probe --ctx", {"FAKENV_VIRT_MODE": "2", "FAKENV_RM_ALLOC_STATUS": "0xa06c=0x17"},
+     "resource-manager", "ioctl", 46, "on an NVIDIA vGPU guest (the resource manager reports virtualization mode "
+     "VGX) whose compute mode is Default; RM refused"),
     ("cc_not_ready", "probe --ctx", {"FAKENV_RM_ALLOC_STATUS": "0xc86f=0x55"}, "resource-manager", "ioctl", 999,
      "confidential computing"),
     ("uvm_missing", "probe", {"FAKENV_MISSING": "/dev/nvidia-uvm"}, "device-node", "open", 999, "nvidia-uvm"),
@@ -426,6 +430,31 @@ def make_verdict_test(name, prog, env, layer, step, final, frag):
 
 for _v in VERDICTS:
     TESTS["verdict_" + _v[0]] = make_verdict_test(*_v)
+
+
+@test
+def t_verdict_vgpu_fix_and_others():
+    # catalog G6: the license check is the fix; an exclusive-process vGPU and a bare-metal
+    # GPU that is busy are not called unlicensed
+    r = cutrace_run(prog_argv("probe --ctx"), rig_env(FAKENV_VIRT_MODE="2", FAKENV_RM_ALLOC_STATUS="0xa06c=0x17"))
+    v = verdict(r.proc())
+    need("nvidia-smi -q | grep -i -A1 'License Status'" in v["fix"] and "/etc/nvidia/gridd.conf" in v["fix"]
+         and "nvidia-gridd" in v["fix"], "license fix", v)
+    cleanup(r)
+    for env in ({"FAKENV_VIRT_MODE": "2", "FAKENV_COMPUTE_MODE": "3", "FAKENV_RM_ALLOC_STATUS": "0xa06c=0x17"},
+                {"FAKENV_RM_ALLOC_STATUS": "0xa06c=0x17"}):
+        r = cutrace_run(prog_argv("probe --ctx"), rig_env(**env))
+        v = verdict(r.proc())
+        need(v["final"]["code"] == 46 and "vGPU" not in v["summary"] and "license" not in v["fix"],
+             "not the vGPU verdict with %r" % env, v)
+        cleanup(r)
+    # the scenario: its own words, and show names RM's (rewritten) answer
+    r = cutrace_run(prog_argv("probe --ctx"), rig_env(), scenario="vgpu-unlicensed")
+    v = verdict(r.proc())
+    need("vGPU guest" in v["summary"] and v["injected"], "scenario verdict", v)
+    p = subprocess.run([CUTRACE, "show", r.dir], capture_output=True, text=True)
+    need("GET_VIRTUALIZATION_MODE) = 0  -> mode VGX (vGPU guest)" in p.stdout, "show names the answer", p.stdout)
+    cleanup(r)
 
 
 @test
@@ -630,6 +659,7 @@ SCENARIO_EXPECT = {
     "caps-no-compute": ("rt_shared", "loader", 35),
     "uvm-not-in-container": ("probe", "device-node", 999),
     "sandbox-rejected": ("probe", "resource-manager", 100),
+    "vgpu-unlicensed": ("probe --ctx", "driver-api", 46),
 }
 
 

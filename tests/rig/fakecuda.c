@@ -90,6 +90,7 @@ struct cu_gpu {
     int minor;                  /* /dev/nvidiaN; -1 if unknown */
     int fd;
     uint32_t h_device, h_subdevice;
+    int compute_mode; /* QUERY_COMPUTE_MODE_RULES' answer */
     unsigned char uuid[16];
     struct ct_cuctx *primary_ctx;
     int primary_refs;
@@ -502,6 +503,11 @@ static CUresult cu_open_gpu(struct cu_gpu *g)
     st = cu_rm_alloc(g->h_device, &g->h_subdevice, NV20_SUBDEVICE_0, sub, sizeof sub);
     if (st != 0)
         return cu_map_rm_status(st);
+    /* what libcuda 580 asks at cuInit (ABI.md §7): a vGPU guest, the compute mode */
+    unsigned char virt[RIG_VIRT_MODE_SIZE] = { 0 }, rules[RIG_COMPUTE_RULES_SIZE] = { 0 };
+    cu_rm_control(g->h_device, NV0080_CTRL_CMD_GPU_GET_VIRTUALIZATION_MODE, virt, sizeof virt);
+    cu_rm_control(g->h_subdevice, NV2080_CTRL_CMD_GPU_QUERY_COMPUTE_MODE_RULES, rules, sizeof rules);
+    g->compute_mode = (int)rig_get32(rules, 0);
     return cu_gpu_uuid(g) ? CUDA_ERROR_UNKNOWN : CUDA_SUCCESS;
 }
 
@@ -698,7 +704,7 @@ static int cu_attribute(int attr, CUdevice dev)
     case 15: return 1;                           /* GPU_OVERLAP */
     case 16: return 132;                         /* MULTIPROCESSOR_COUNT */
     case 19: return 1;                           /* CAN_MAP_HOST_MEMORY */
-    case 20: return 0;                           /* COMPUTE_MODE: default */
+    case 20: return cu_gpus[dev].compute_mode;   /* COMPUTE_MODE: RM's rules (CUcomputemode) */
     case 31: return 1;                           /* CONCURRENT_KERNELS */
     case 32: return 1;                           /* ECC_ENABLED */
     case 33: return dev + 1;                     /* PCI_BUS_ID (see rig_abi.h) */

@@ -51,6 +51,10 @@
  *   FAKENV_UVM_ERRNO=nr=ERRNO      UVM command returns -1/ERRNO.
  *   FAKENV_FABRIC=not-ready        GET_FABRIC_STATUS reports IN_PROGRESS
  *                                  (also: uninitialized, initialized, skip).
+ *   FAKENV_VIRT_MODE=N             GET_VIRTUALIZATION_MODE answers N (default
+ *                                  0 NONE; 2 VGX: a vGPU guest, catalog G6).
+ *   FAKENV_COMPUTE_MODE=N          QUERY_COMPUTE_MODE_RULES answers N (default
+ *                                  0 Default; 3 EXCLUSIVE_COMPUTE_PROCESS).
  *   FAKENV_HANG_CMD=nr             an ioctl with that escape nr (frontend/RM,
  *                                  low 8 bits) or UVM number sleeps first ...
  *   FAKENV_HANG_SEC=s              ... for s seconds (default 30).
@@ -150,6 +154,7 @@ static struct {
     int gpu_open_errno;
     struct fe_rules esc_errno, rm_control, rm_alloc, rm_free, uvm_status, uvm_errno;
     uint32_t fabric;
+    uint32_t virt_mode, compute_mode;
     unsigned long hang_cmd;
     int hang_set;
     unsigned hang_sec;
@@ -326,6 +331,10 @@ static void fe_load_config(void)
     fe_load_rules("FAKENV_RM_FREE_STATUS", &cfg.rm_free, 0);
     fe_load_rules("FAKENV_UVM_STATUS", &cfg.uvm_status, 0);
     fe_load_rules("FAKENV_UVM_ERRNO", &cfg.uvm_errno, 1);
+    if ((s = getenv("FAKENV_VIRT_MODE")) && *s)
+        cfg.virt_mode = (uint32_t)strtoul(s, NULL, 0);
+    if ((s = getenv("FAKENV_COMPUTE_MODE")) && *s)
+        cfg.compute_mode = (uint32_t)strtoul(s, NULL, 0);
     cfg.fabric = RIG_FABRIC_SKIP;
     if ((s = getenv("FAKENV_FABRIC"))) {
         if (!strcmp(s, "not-ready") || !strcmp(s, "in-progress"))
@@ -1508,6 +1517,8 @@ static unsigned fe_ctl_size(uint32_t cmd)
     case NV0000_CTRL_CMD_GPU_GET_INIT_STATUS: return RIG_INIT_STATUS_SIZE;
     case NV0000_CTRL_CMD_GPU_GET_UUID_FROM_GPU_ID: return RIG_UUID_FROM_ID_SIZE;
     case NV2080_CTRL_CMD_GPU_GET_GID_INFO: return RIG_GID_INFO_SIZE;
+    case NV0080_CTRL_CMD_GPU_GET_VIRTUALIZATION_MODE: return RIG_VIRT_MODE_SIZE;
+    case NV2080_CTRL_CMD_GPU_QUERY_COMPUTE_MODE_RULES: return RIG_COMPUTE_RULES_SIZE;
     default: return 0;
     }
 }
@@ -1545,6 +1556,12 @@ static uint32_t fe_ctl_dispatch(uint32_t client, uint32_t object, uint32_t cmd)
         return fe_ctl_uuid_from_id();
     case NV2080_CTRL_CMD_GPU_GET_GID_INFO:
         return fe_ctl_gid_info(client, object);
+    case NV0080_CTRL_CMD_GPU_GET_VIRTUALIZATION_MODE: /* virtualizationMode, isGridBuild */
+        memset(fe_pay, 0, RIG_VIRT_MODE_SIZE);
+        rig_put32(fe_pay, 0, cfg.virt_mode);
+        fe_pay[4] = cfg.virt_mode == 2;
+        return NV_OK;
+    case NV2080_CTRL_CMD_GPU_QUERY_COMPUTE_MODE_RULES: rig_put32(fe_pay, 0, cfg.compute_mode); return NV_OK;
     default:
         return NV_OK;
     }

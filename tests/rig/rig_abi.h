@@ -138,6 +138,8 @@
 #define NV0000_CTRL_CMD_GPU_ATTACH_IDS               0x00000215u /* 132 */
 #define NV0000_CTRL_CMD_GPU_GET_UUID_FROM_GPU_ID     0x00000275u /* 268 */
 #define NV2080_CTRL_CMD_GPU_GET_GID_INFO             0x2080014Au /* 268 */
+#define NV0080_CTRL_CMD_GPU_GET_VIRTUALIZATION_MODE  0x00800289u /* 8 (580) */
+#define NV2080_CTRL_CMD_GPU_QUERY_COMPUTE_MODE_RULES 0x20800131u /* 4 */
 
 #define RIG_BUILD_VERSION_SIZE     40
 #define RIG_BUILD_VERSION_V2_SIZE  1032
@@ -148,6 +150,8 @@
 #define RIG_ID_INFO_V2_SIZE        32
 #define RIG_INIT_STATUS_SIZE       8
 #define RIG_FABRIC_STATUS_SIZE     4
+#define RIG_VIRT_MODE_SIZE         8
+#define RIG_COMPUTE_RULES_SIZE     4
 #define RIG_GID_INFO_SIZE          268  /* index @0, flags @4, length @8, data[256] @12 */
 #define RIG_UUID_FROM_ID_SIZE      268  /* gpuId @0, flags @4, gpuUuid[256] @8, uuidStrLen @264 */
 #define RIG_GPU_INVALID_ID         0xFFFFFFFFu  /* NV0000_CTRL_GPU_INVALID_ID */

@@ -95,6 +95,12 @@ struct ct_diag {
 	bool rm_fail_nostatus; /* rm_fail is -1 EINVAL with no RM status */
 	int nv_ioctls;         /* NVIDIA ioctls that returned */
 
+	/* what RM answered libcuda at cuInit (ABI.md §7; catalog G6 against B.10):
+	 * the last answers; -1 never asked */
+	int virt_mode;     /* GPU_GET_VIRTUALIZATION_MODE: 2 VGX, a vGPU guest */
+	int compute_rules; /* GPU_QUERY_COMPUTE_MODE_RULES: 0 Default ... 3 Exclusive Process */
+	struct fact virt;  /* the step that answered virt_mode */
+
 	/* WSL2 (issue 19 group 3, catalog G3) */
 	bool wsl;             /* a WSL kernel release, or /dev/dxg opened */
 	struct fact dxg_fail; /* the first failed ioctl on /dev/dxg */

@@ -48,6 +48,7 @@ void ct_diag_begin(struct ct_diag *d, struct ct_trace *t)
 	d->drv = ct_trace_driver_version(t);
 	d->cards = -1;
 	d->dev_count = -1;
+	d->virt_mode = d->compute_rules = -1;
 }
 
 /* ---- helpers ---------------------------------------------------------------------- */
@@ -375,6 +376,18 @@ static void on_ioctl(struct ct_diag *d, const struct ct_event *ev, const struct 
 			snprintf(d->hs_mismatch.path, sizeof d->hs_mismatch.path, "%s", what);
 			if (nv->injected)
 				d->hs_mismatch.s.injected = true;
+		}
+	}
+	if (nv->args == CT_NV_A_RM_CONTROL && nv->ok && nv->u.control.has_answer) {
+		if (nv->u.control.cmd == CT_NV_CMD_GPU_GET_VIRT_MODE) {
+			d->virt_mode = (int)nv->u.control.answer;
+			d->virt.s.set = false;
+			set_fact(d, &d->virt, ev, desc, d->virt_mode, nv->summary,
+				 ioctl_text(nv, text, sizeof text));
+			if (nv->injected)
+				d->virt.s.injected = true;
+		} else if (nv->u.control.cmd == CT_NV_CMD_GPU_COMPUTE_RULES) {
+			d->compute_rules = (int)nv->u.control.answer;
 		}
 	}
 	if (nv->args == CT_NV_A_CARD_INFO && nv->ok) {

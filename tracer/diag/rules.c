@@ -1102,6 +1102,48 @@ static bool rule_interposer(struct judge *j)
 	return true;
 }
 
+/* 46 on a vGPU guest whose compute mode does not explain it: the vGPU holds
+ * no license (catalog G6: Azure/AKS#4870, DDMAL/Rodan#1332; nvidia-smi -q then
+ * says 'License Status : Unlicensed', NVIDIA/gpu-operator#628).  RM's
+ * virtualization mode and compute-mode rules are libcuda's own questions at
+ * cuInit (ABI.md §7).  A refused RM allocation under it is the root step. */
+static bool rule_vgpu_unlicensed(struct judge *j)
+{
+	struct ct_diag *d = j->d;
+	struct ct_verdict *v = j->v;
+	const struct fact *f = j->failed;
+	const char *mode;
+
+	if (!f || f->code != CT_CUDA_ERROR_DEVICE_UNAVAILABLE || d->virt_mode != (int)CT_NV_VIRT_MODE_VGX)
+		return false;
+	/* an exclusive or prohibited compute mode is B.10's cause, told by the code's own text */
+	if (d->compute_rules > (int)CT_NV_COMPUTE_RULES_NONE)
+		return false;
+	if (d->open_fail.s.set || d->uvm_fail.s.set || d->hs_mismatch.s.set || d->card_empty.s.set)
+		return false;
+	mode = d->compute_rules < 0 ? "not recorded" : "Default";
+	if (d->rm_fail.s.set) {
+		v->layer = CT_LAYER_RESOURCE_MANAGER;
+		v->step = d->rm_fail.s;
+	} else {
+		v->layer = CT_LAYER_DRIVER_API;
+		v->step = f->s;
+	}
+	snprintf(v->summary, sizeof v->summary,
+		 "%s = 46 (all CUDA devices are busy or unavailable) on an NVIDIA vGPU guest (the resource "
+		 "manager reports virtualization mode VGX) whose compute mode is %s%s%s: no exclusive-process "
+		 "holder explains it; a vGPU that holds no license refuses CUDA contexts this way",
+		 f->s.call, mode, d->rm_fail.s.set ? "; RM refused " : "",
+		 d->rm_fail.s.set ? d->rm_fail.what : "");
+	snprintf(v->fix, sizeof v->fix,
+		 "check the vGPU license: nvidia-smi -q | grep -i -A1 'License Status' (want 'Licensed'); "
+		 "systemctl status nvidia-gridd and journalctl -u nvidia-gridd; the licensing config "
+		 "/etc/nvidia/gridd.conf (ServerAddress, FeatureType) and the client token in "
+		 "/etc/nvidia/ClientConfigToken/; then systemctl restart nvidia-gridd (a GRID driver without the "
+		 "nvidia-gridd service cannot license at all)");
+	return true;
+}
+
 /* WSL2: a libcuda other than the Windows driver's (/usr/lib/wsl/lib) was
  * loaded, a Linux driver's or the toolkit stub, which look for /dev/nvidia*
  * (catalog G3: numba/numba#7106, NVIDIA/cuml#5624) */
@@ -1607,6 +1649,7 @@ static bool (*const rules[])(struct judge *j) = {
 	rule_compat_unsupported,
 	rule_interposer,
 	rule_no_module,
+	rule_vgpu_unlicensed,
 	rule_low_level,
 	rule_older_branch,
 	rule_driver_mismatch,

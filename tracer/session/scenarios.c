@@ -105,6 +105,14 @@ const struct ct_scenario ct_scenarios[] = {
 	  "not run on the GPU yet (the rule is uvm-missing's: cuInit 999, cudart 999)" },
 	{ "sandbox-rejected", "a sandbox's ioctl filter rejects an RM control (GPU_ATTACH_IDS) with EINVAL (gVisor nvproxy)", "G5",
 	  "ioctl:cmd=0x215:error=EINVAL", NULL, "not run on the GPU yet (the rig's libcuda gives 100, as gVisor's google/gvisor#9846 reports)" },
+	/* issue 19 group 4: an unlicensed vGPU (catalog G6) */
+	{ "vgpu-unlicensed", "a vGPU guest without a license: context creation gives 46 while the compute mode is Default", "G6, B.10",
+	  "ioctl:cmd=0x800289:value=2;cuDevicePrimaryCtxRetain:retval=CUDA_ERROR_DEVICE_UNAVAILABLE;"
+	  "cuCtxCreate:retval=CUDA_ERROR_DEVICE_UNAVAILABLE",
+	  NULL,
+	  "not run on the GPU yet: RM's GET_VIRTUALIZATION_MODE answer becomes 2 (VGX, a vGPU guest) and context "
+	  "creation 46, what unlicensed vGPUs give (Azure/AKS#4870, DDMAL/Rodan#1332); what the real libcuda does "
+	  "with a VGX answer on a passed-through GPU is unmeasured" },
 	{ NULL, NULL, NULL, NULL, NULL, NULL },
 };
 /* clang-format on */
