@@ -47,6 +47,11 @@ uint32_t ct_stable_id(uint32_t id);
 /* the same as text: "22309", or "#2" under ct_stable_ids */
 const char *ct_stable_idstr(uint32_t id, char *buf, size_t len);
 
+/* a trace file's path as shown: under ct_stable the pid and the start time
+ * in a name the shim made (HOST-PID-TIME.cutrace) become "#N" (or the
+ * pid with --pids) and "<time>" */
+const char *ct_stable_path(const char *path, uint32_t pid, char *buf, size_t len);
+
 /* the directory holding this executable (for finding libcutrace.so) */
 int ct_self_dir(char *buf, size_t len);
 

@@ -92,6 +92,29 @@ const char *ct_stable_idstr(uint32_t id, char *buf, size_t len)
 	return buf;
 }
 
+const char *ct_stable_path(const char *path, uint32_t pid, char *buf, size_t len)
+{
+	const char *base = strrchr(path, '/'), *p, *hit = NULL, *e;
+	char needle[16], id[16];
+
+	if (!stable_on)
+		return path;
+	base = base ? base + 1 : path;
+	snprintf(needle, sizeof needle, "-%u-", pid);
+	for (p = base; (p = strstr(p, needle)); p++)
+		hit = p;
+	if (!hit)
+		return path;
+	e = hit + strlen(needle);
+	if (*e < '0' || *e > '9')
+		return path;
+	while (*e >= '0' && *e <= '9')
+		e++;
+	snprintf(buf, len, "%.*s-%s-<time>%s", (int)(hit - path), path, ct_stable_idstr(pid, id, sizeof id),
+		 e);
+	return buf;
+}
+
 static enum ct_color_mode color_mode = CT_COLOR_AUTO;
 
 void ct_color_set_mode(enum ct_color_mode m) { color_mode = m; }

@@ -37,6 +37,8 @@ static void probe_usage(FILE *f)
 		   "                       a call that did not return by then is the finding\n"
 		   "  --lib PATH           libcutrace.so to preload (default: found next to cutrace)\n"
 		   "  --color=WHEN         auto (default: on a terminal, unless NO_COLOR), always, never\n"
+		   "  --no-time            stable output, alike for two runs: no times, addresses as\n"
+		   "                       <addr>, pids as #1, #2, ... (--pids: the real ones)\n"
 		   "  -h, --help           this help\n\n"
 		   "exit status: 0 CUDA initialized, 1 it failed (the verdict says where), 2 usage error\n");
 }
@@ -122,7 +124,8 @@ int cmd_probe(int argc, char **argv)
 		 * keeps the colour decided for standard output now */
 		/* the verdict once: the report below prints it */
 		struct ct_show_opts so = { .ops = ct_show_format(o.json ? "json" : "text"),
-					   .no_verdict = true };
+					   .no_verdict = true,
+					   .no_time = o.no_time };
 		char *dir = (char *)o.dir;
 		if (!o.json)
 			ct_color_set_mode(ct_color_on(stdout) ? CT_COLOR_ALWAYS : CT_COLOR_NEVER);

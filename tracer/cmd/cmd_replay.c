@@ -42,7 +42,9 @@ static void replay_usage(FILE *f)
 		"  -o DIR              trace directory of the new run\n"
 		"  --timeout DURATION  kill CMD and its processes after DURATION; a recorded call\n"
 		"                      that never returned is replayed with --timeout %s unless given\n"
-		"  --inject RULE       more rules for the new run (CUTRACE_INJECT is kept as well)\n\n"
+		"  --inject RULE       more rules for the new run (CUTRACE_INJECT is kept as well)\n"
+		"  --no-time           stable verdict lines: no times, pids as #1, #2, ... (--pids:\n"
+		"                      the real ones)\n\n"
 		"exit status: 0 reproduced by injection (or --print), 1 not reproduced, 2 usage or\n"
 		"bad trace, 3 the same failure here for a real reason (no rule fired on it)\n",
 		REPLAY_HANG_TIMEOUT);
@@ -90,7 +92,7 @@ int cmd_replay(int argc, char **argv)
 {
 	struct ct_run_opts o;
 	struct ct_verdict rec, *got = NULL;
-	char rules[1024], env[512], why[512], err[512], scen_rec[64], **paths = NULL, **av;
+	char rules[1024], env[512], why[512], err[512], scen_rec[64], **paths = NULL, **av, shown[4096];
 	const char *trace_arg = NULL, *scenario = NULL, *trace_file = NULL;
 	int ci, r, n, k = 0, cmd_at, status = 0, rc = CT_EXIT_PROBLEM;
 	const struct ct_verdict *real = NULL;
@@ -217,6 +219,8 @@ int cmd_replay(int argc, char **argv)
 	ct_free_paths(paths, n);
 	paths = NULL;
 	n = ct_list_traces(o.dir, &paths, err, sizeof err);
+	if (n > 0 && o.no_time)
+		ct_list_order_by_start(paths, n, NULL, NULL); /* the order the processes started */
 	got = n > 0 ? calloc((size_t)n, sizeof *got) : NULL;
 	for (int i = 0; got && i < n; i++) {
 		if (ct_diagnose_file(paths[i], &got[i], err, sizeof err) < 0 || got[i].ok)
@@ -232,13 +236,15 @@ int cmd_replay(int argc, char **argv)
 				 * fires no rule: the change it made is the injection */
 				printf("replay: reproduced by %s (layer %s, step %s, final code %d); traces in %s\n",
 				       got[i].injected ? "injection" : "the environment change",
-				       ct_layer_name(rec.layer), rec.step.call, rec.final_code, o.dir);
+				       ct_layer_name(rec.layer), rec.step.call, rec.final_code,
+				       ct_run_dir_shown(&o, shown, sizeof shown));
 				rc = CT_EXIT_OK;
 			} else {
 				printf("replay: failed here for a real reason, not by injection: no rule fired on the "
 				       "failing step or before it (layer %s, step %s, final code %d, as recorded); "
 				       "traces in %s\n",
-				       ct_layer_name(rec.layer), rec.step.call, rec.final_code, o.dir);
+				       ct_layer_name(rec.layer), rec.step.call, rec.final_code,
+				       ct_run_dir_shown(&o, shown, sizeof shown));
 				rc = REPLAY_EXIT_REAL;
 			}
 			break;
@@ -250,10 +256,11 @@ int cmd_replay(int argc, char **argv)
 		printf("replay: NOT reproduced, and this machine fails for a real reason (no rule fired on it): "
 		       "recorded layer %s, step %s, final code %d; here layer %s, step %s, final code %d; traces in %s\n",
 		       ct_layer_name(rec.layer), rec.step.call, rec.final_code, ct_layer_name(real->layer),
-		       real->step.call, real->final_code, o.dir);
+		       real->step.call, real->final_code, ct_run_dir_shown(&o, shown, sizeof shown));
 	else if (rc != CT_EXIT_OK && rc != REPLAY_EXIT_REAL)
 		printf("replay: NOT reproduced: recorded layer %s, step %s, final code %d; traces in %s\n",
-		       ct_layer_name(rec.layer), rec.step.call, rec.final_code, o.dir);
+		       ct_layer_name(rec.layer), rec.step.call, rec.final_code,
+		       ct_run_dir_shown(&o, shown, sizeof shown));
 	free(got);
 	if (n > 0)
 		ct_free_paths(paths, n);

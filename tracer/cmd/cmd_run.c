@@ -26,7 +26,10 @@ static void run_usage(FILE *f)
 		"  --size SIZE          trace file size per process (default 16M)\n"
 		"  --timeout DURATION   SIGKILL CMD and every process it started after DURATION\n"
 		"                       (e.g. 20s, 2m): a hang becomes a verdict; exit status 137\n"
-		"  --lib PATH           libcutrace.so to preload (default: found next to cutrace)\n\n"
+		"  --lib PATH           libcutrace.so to preload (default: found next to cutrace)\n"
+		"  --no-time            stable verdicts, alike for two runs of one program: no times,\n"
+		"                       addresses as <addr>, pids as #1, #2, ... (as 'cutrace show')\n"
+		"  --pids               with --no-time: the real pids\n\n"
 		"Rules in CUTRACE_INJECT (from the environment) are checked like --inject and kept:\n"
 		"the program gets those first, then the --inject and --scenario rules.\n");
 }

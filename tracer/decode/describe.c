@@ -14,6 +14,7 @@
 #include "describe.h"
 #include "json.h"
 #include "nvdecode.h"
+#include "tracer.h"
 #include "xlat.h"
 
 #include <inttypes.h>
@@ -209,6 +210,33 @@ static inline __attribute__((always_inline)) void arg_hex(struct ct_desc *d, con
 		a->u = v;
 }
 
+/* a handle or a pointer: under --no-time (ct_stable) "<addr>" unless NULL,
+ * so two runs of one program describe it alike */
+#define CT_ADDR_HIDDEN "<addr>"
+static void arg_addr(struct ct_desc *d, const char *key, uint64_t v)
+{
+	if (v && ct_stable())
+		arg_str(d, key, CT_ADDR_HIDDEN);
+	else
+		arg_hex(d, key, v);
+}
+
+static void sb_addr(struct ct_sb *b, uint64_t v)
+{
+	if (v && ct_stable()) {
+		ct_sb_str(b, CT_ADDR_HIDDEN);
+	} else {
+		ct_sb_str(b, "0x");
+		ct_sb_hex(b, v);
+	}
+}
+
+/* the plain arguments that are pointers (arg_key's names) */
+static bool arg_is_addr(const char *k)
+{
+	return !strcmp(k, "ctx") || !strcmp(k, "ptr");
+}
+
 static inline __attribute__((always_inline)) void arg_bool(struct ct_desc *d, const char *key, bool v)
 {
 	struct ct_desc_arg *a = arg_new(d, key, CT_ARG_BOOL);
@@ -339,7 +367,7 @@ static inline __attribute__((always_inline)) void field_arg(struct ct_desc *d, u
 		arg_str(d, "rdev", keepf(d, "%u:%u", (unsigned)(f_u64(f) >> 32), (unsigned)f_u64(f)));
 		return;
 	case CT_FLD_REQUEST: arg_hex(d, "request", f_u64(f)); return;
-	case CT_FLD_ARGP: arg_hex(d, "argp", f_u64(f)); return;
+	case CT_FLD_ARGP: arg_addr(d, "argp", f_u64(f)); return;
 	case CT_FLD_BLOCK_SIZE: arg_uint(d, "block_size", f_u32(f)); return;
 	case CT_FLD_BLOCK: arg_bytes(d, exit ? "block_out" : "block_in", f->data, f->len); return;
 	case CT_FLD_BLOCK_TAIL:
@@ -365,7 +393,7 @@ static inline __attribute__((always_inline)) void field_arg(struct ct_desc *d, u
 			memcpy(&ptr, f->data + 8, 8);
 			arg_hex(d, "xfer_cmd", cmd);
 			arg_uint(d, "xfer_size", size);
-			arg_hex(d, "xfer_ptr", ptr);
+			arg_addr(d, "xfer_ptr", ptr);
 		}
 		return;
 	case CT_FLD_LIBNAME: arg_str(d, "file", keep(d, f->data, f->len)); return;
@@ -373,7 +401,7 @@ static inline __attribute__((always_inline)) void field_arg(struct ct_desc *d, u
 		arg_str(d, "flags", keep_str(d, ct_dlopen_flags_str((int)f_u32(f), buf, sizeof buf)));
 		return;
 	case CT_FLD_LMID: arg_int(d, "lmid", (int64_t)f_u64(f)); return;
-	case CT_FLD_HANDLE: arg_hex(d, "handle", f_u64(f)); return;
+	case CT_FLD_HANDLE: arg_addr(d, "handle", f_u64(f)); return;
 	case CT_FLD_REALPATH: arg_str(d, "realpath", keep(d, f->data, f->len)); return;
 	case CT_FLD_DLERROR: arg_str(d, "dlerror", keep(d, f->data, f->len)); return;
 	case CT_FLD_SYMBOL: arg_str(d, "symbol", keep(d, f->data, f->len)); return;
@@ -384,12 +412,17 @@ static inline __attribute__((always_inline)) void field_arg(struct ct_desc *d, u
 		arg_int(d, "symstatus", (int32_t)f_u32(f));
 		arg_str(d, "symstatus_name", symstatus_name((int32_t)f_u32(f)));
 		return;
-	case CT_FLD_PFN: arg_hex(d, "pfn", f_u64(f)); return;
+	case CT_FLD_PFN: arg_addr(d, "pfn", f_u64(f)); return;
 	case CT_FLD_WRAPPED: arg_bool(d, "wrapped", f_u32(f) != 0); return;
-	case CT_FLD_ARG: arg_int(d, arg_key(call, false), (int64_t)f_u64(f)); return;
+	case CT_FLD_ARG:
+		if (ct_stable() && f_u64(f) && arg_is_addr(arg_key(call, false)))
+			arg_str(d, arg_key(call, false), CT_ADDR_HIDDEN);
+		else
+			arg_int(d, arg_key(call, false), (int64_t)f_u64(f));
+		return;
 	case CT_FLD_ARG2: arg_int(d, arg_key(call, true), (int64_t)f_u64(f)); return;
 	case CT_FLD_OUT: arg_int(d, out_key(call), (int64_t)f_u64(f)); return;
-	case CT_FLD_OUTPTR: arg_hex(d, outptr_key(call), f_u64(f)); return;
+	case CT_FLD_OUTPTR: arg_addr(d, outptr_key(call), f_u64(f)); return;
 	case CT_FLD_INJECT:
 		if (f->len >= 8) {
 			memcpy(&u, f->data, 4);
@@ -595,8 +628,7 @@ static void sb_handle(struct ct_sb *b, uint64_t h)
 	} else if (h == UINT64_MAX) {
 		ct_sb_str(b, "RTLD_NEXT");
 	} else {
-		ct_sb_str(b, "0x");
-		ct_sb_hex(b, h);
+		sb_addr(b, h);
 	}
 }
 
@@ -658,7 +690,8 @@ static void describe_loader(const struct ct_event *ev, struct ct_desc *d)
 			ct_sb_str(&b, " ");
 			sb_quoted(&b, p, len);
 		} else if (ev->has_enter) {
-			snprintf(d->target, sizeof d->target, "0x%" PRIx64, h);
+			snprintf(d->target, sizeof d->target,
+				 ct_stable() && h ? CT_ADDR_HIDDEN : "0x%" PRIx64, h);
 		}
 		break;
 	}
@@ -671,8 +704,8 @@ static void describe_loader(const struct ct_event *ev, struct ct_desc *d)
 		d->result_name = "NULL";
 		ct_sb_str(&b, "NULL");
 	} else {
-		ct_sb_str(&b, "0x");
-		ct_sb_hex(&b, (uint64_t)d->ret);
+		d->ret_is_addr = true;
+		sb_addr(&b, (uint64_t)d->ret);
 	}
 	ct_sb_init(&b, d->detail, sizeof d->detail);
 	if (ev->call != CT_CALL_dlclose && rstr(&ev->exit, CT_FLD_REALPATH, &p, &len) &&
@@ -720,7 +753,10 @@ static void describe_cuda(const struct ct_event *ev, struct ct_desc *d)
 			const char *k = arg_key(ev->call, false);
 			bool hex = !strcmp(k, "ctx") || !strcmp(k, "ptr") || !strcmp(k, "flags");
 			ct_sb_str(&b, k);
-			if (hex) {
+			if (hex && arg_is_addr(k)) {
+				ct_sb_str(&b, "=");
+				sb_addr(&b, (uint64_t)v);
+			} else if (hex) {
 				ct_sb_str(&b, "=0x");
 				ct_sb_hex(&b, (uint64_t)v);
 			} else {
@@ -775,16 +811,16 @@ static void describe_cuda(const struct ct_event *ev, struct ct_desc *d)
 	if (ct_rec_u64(&ev->exit, CT_FLD_OUTPTR, &u64)) {
 		ct_sb_str(&b, "-> ");
 		ct_sb_str(&b, outptr_key(ev->call));
-		ct_sb_str(&b, " 0x");
-		ct_sb_hex(&b, u64);
+		ct_sb_str(&b, " ");
+		sb_addr(&b, u64);
 	}
 	if (rstr(&ev->exit, CT_FLD_TEXT, &p, &len)) {
 		ct_sb_str(&b, "-> ");
 		sb_quoted(&b, p, len);
 	}
 	if (ct_rec_u64(&ev->exit, CT_FLD_PFN, &u64)) {
-		ct_sb_str(&b, "-> pfn 0x");
-		ct_sb_hex(&b, u64);
+		ct_sb_str(&b, "-> pfn ");
+		sb_addr(&b, u64);
 	}
 	if (ct_rec_u32(&ev->exit, CT_FLD_WRAPPED, &u) && u)
 		ct_sb_str(&b, " (cutrace wrapper)");
@@ -1025,7 +1061,10 @@ char *ct_desc_result_at(struct ct_json *j, char *o, const struct ct_desc *d)
 {
 	o = ct_jw_need(j, o, 64);
 	o = CT_JW_LIT(o, ",\"result\":");
-	o = d->has_result ? ct_jw_i64(o, d->ret) : CT_JW_LIT(o, "null");
+	if (d->has_result && d->ret_is_addr && d->ret && ct_stable())
+		o = CT_JW_LIT(o, "\"" CT_ADDR_HIDDEN "\""); /* --no-time */
+	else
+		o = d->has_result ? ct_jw_i64(o, d->ret) : CT_JW_LIT(o, "null");
 	o = CT_JW_KPLAIN(j, o, "\"result_name\"", d->result_name);
 	o = ct_jw_need(j, o, 64);
 	o = CT_JW_LIT(o, ",\"errno\":");

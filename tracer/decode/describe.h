@@ -86,6 +86,7 @@ struct ct_desc {
 	bool has_inject;
 	uint32_t inject_rule, inject_action;
 	bool has_result;         /* ret is meaningful (the call returned) */
+	bool ret_is_addr;        /* ret is a handle or pointer (dlopen, dlsym) */
 	int64_t ret;
 	int32_t err;             /* errno (0 none) */
 	const char *errno_name;  /* "ENOENT", NULL when err == 0 or unknown */

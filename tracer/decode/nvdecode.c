@@ -14,6 +14,7 @@
 
 #include "json.h"
 #include "nvdecode.h"
+#include "tracer.h"
 #include "xlat.h"
 #include "fmt.h"
 /* the hot paths format many short strings: the cheaper snprintf (fmt.c) */
@@ -183,6 +184,18 @@ static void blk_str(const struct blk *b, uint32_t off, uint32_t n, char *dst, un
 
 #define CT_NVD_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #define SUM(o, ...)         ct_appendf((o)->summary, sizeof(o)->summary, __VA_ARGS__)
+
+/* an RM client handle: the kernel numbers clients across the machine, so
+ * under --no-time (ct_stable) it is "<client>" (one per call of a format) */
+static const char *client_str(uint32_t h)
+{
+	static char buf[16];
+
+	if (ct_stable())
+		return "<client>";
+	snprintf(buf, sizeof buf, "0x%x", (unsigned)h);
+	return buf;
+}
 
 /* SUM(o, "%s%s", a, b) without the format; b may be NULL */
 static void sum_str(struct ct_nv_ioctl *o, const char *a, const char *b)
@@ -590,7 +603,7 @@ static void dec_frontend_args(struct dctx *c)
 		o->u.os_event.hClient = blk_u32_or(in, 0, 0);
 		o->u.os_event.hDevice = blk_u32_or(in, 4, 0);
 		o->u.os_event.fd = blk_u32_or(in, 8, 0);
-		SUM(o, "%s hClient 0x%x hDevice 0x%x fd %d", o->short_name, (unsigned)o->u.os_event.hClient,
+		SUM(o, "%s hClient %s hDevice 0x%x fd %d", o->short_name, client_str(o->u.os_event.hClient),
 		    (unsigned)o->u.os_event.hDevice, (int)o->u.os_event.fd);
 		return;
 	case NR_STATUS_CODE:
@@ -987,7 +1000,7 @@ static void dec_rm_alloc(struct dctx *c, const struct ct_nv_escape *e)
 	}
 	if (c->ev->has_exit && c->ev->ret >= 0) {
 		if (cls == 0x41)
-			snprintf(c->out, sizeof c->out, "hClient 0x%x", (unsigned)o->u.alloc.hObject_out);
+			snprintf(c->out, sizeof c->out, "hClient %s", client_str(o->u.alloc.hObject_out));
 		else
 			snprintf(c->out, sizeof c->out, "hObject 0x%x", (unsigned)o->u.alloc.hObject_out);
 		if (o->u.alloc.has_instance)
@@ -1018,7 +1031,7 @@ static void dec_rm_args(struct dctx *c, const struct ct_nv_escape *e)
 		if ((missing = missing_input(c, in, 8)))
 			sum_str(o, "RM_FREE ", missing);
 		else if (o->u.free.hObjectOld == o->u.free.hRoot) /* freeing the client itself */
-			SUM(o, "RM_FREE client 0x%x", (unsigned)o->u.free.hRoot);
+			SUM(o, "RM_FREE client %s", client_str(o->u.free.hRoot));
 		else
 			SUM(o, "RM_FREE 0x%x", (unsigned)o->u.free.hObjectOld);
 		return;
@@ -1063,7 +1076,8 @@ static void dec_rm_args(struct dctx *c, const struct ct_nv_escape *e)
 		    o->u.map_memory.length, (int)o->u.map_memory.fd);
 		if (c->ev->has_exit && c->ev->ret >= 0) {
 			o->u.map_memory.pLinearAddress = blk_u64_or(out, 32, 0);
-			snprintf(c->out, sizeof c->out, "0x%" PRIx64, o->u.map_memory.pLinearAddress);
+			snprintf(c->out, sizeof c->out, ct_stable() ? "<addr>" : "0x%" PRIx64,
+				 o->u.map_memory.pLinearAddress);
 		}
 		return;
 	case NR_RM_UNMAP_MEMORY: /* NVOS34: hClient, hDevice, hMemory, pLinearAddress @16, flags @28 */
@@ -1356,7 +1370,10 @@ static void dec_uvm_args(struct dctx *c)
 	case UVM_CREATE_EXTERNAL_RANGE:
 		o->u.uvm.has_range = blk_u64(in, 0, &o->u.uvm.base);
 		o->u.uvm.length = blk_u64_or(in, 8, 0);
-		SUM(o, " 0x%" PRIx64 "+0x%" PRIx64, o->u.uvm.base, o->u.uvm.length);
+		if (ct_stable()) /* an address of the process (--no-time) */
+			SUM(o, " <addr>+0x%" PRIx64, o->u.uvm.length);
+		else
+			SUM(o, " 0x%" PRIx64 "+0x%" PRIx64, o->u.uvm.base, o->u.uvm.length);
 		break;
 	case UVM_MAP_EXTERNAL_ALLOCATION:
 		o->u.uvm.has_range = blk_u64(in, 0, &o->u.uvm.base);
@@ -1369,7 +1386,10 @@ static void dec_uvm_args(struct dctx *c)
 			o->u.uvm.has_handles = blk_u32(in, end + 4, &o->u.uvm.hClient);
 			o->u.uvm.hObject = blk_u32_or(in, end + 8, 0);
 		}
-		SUM(o, " 0x%" PRIx64 "+0x%" PRIx64, o->u.uvm.base, o->u.uvm.length);
+		if (ct_stable()) /* an address of the process (--no-time) */
+			SUM(o, " <addr>+0x%" PRIx64, o->u.uvm.length);
+		else
+			SUM(o, " 0x%" PRIx64 "+0x%" PRIx64, o->u.uvm.base, o->u.uvm.length);
 		break;
 	default:
 		break;

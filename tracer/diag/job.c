@@ -210,7 +210,9 @@ void ct_summary_text_ex(FILE *f, const struct ct_verdict *v, int n, int unreadab
 			/* the group's first member says the rest once for all */
 			ct_verdict_details(f, &v[i]);
 			if (context_paths && v[i].step.set) {
-				fprintf(f, "  timeline around the failing step (%s):\n", context_paths[i]);
+				char shown[4096];
+				fprintf(f, "  timeline around the failing step (%s):\n",
+					ct_stable_path(context_paths[i], v[i].pid, shown, sizeof shown));
 				ct_print_step_context(f, context_paths[i], &v[i], 4);
 			}
 		}

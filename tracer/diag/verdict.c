@@ -82,8 +82,9 @@ static void step_json(struct ct_json *j, const char *key, const struct ct_diag_s
 	ct_json_kuint(j, "seq", s->seq);
 	ct_json_kstr(j, "call", s->call);
 	ct_json_kstr(j, "text", s->text);
-	ct_json_kuint(j, "t_ns", s->t_ns);
-	ct_json_kuint(j, "tid", s->tid);
+	if (!ct_stable())
+		ct_json_kuint(j, "t_ns", s->t_ns);
+	ct_json_kuint(j, "tid", ct_stable_id(s->tid));
 	ct_json_kbool(j, "injected", s->injected);
 	ct_json_obj_end(j);
 }
@@ -116,18 +117,21 @@ void ct_verdict_json(struct ct_json *j, const struct ct_verdict *v)
 			     : v->end.kind == CT_END_TIMEOUT ? "SIGKILL"
 							     : NULL);
 		ct_json_kstr(j, "timeout", v->end.kind == CT_END_TIMEOUT ? v->end.limit : NULL);
-		ct_json_key(j, "t_ns");
-		if (v->end_rel_ns != UINT64_MAX)
-			ct_json_uint(j, v->end_rel_ns);
-		else
-			ct_json_null(j);
+		if (!ct_stable()) {
+			ct_json_key(j, "t_ns");
+			if (v->end_rel_ns != UINT64_MAX)
+				ct_json_uint(j, v->end_rel_ns);
+			else
+				ct_json_null(j);
+		}
 	}
 	ct_json_obj_end(j);
 	ct_json_key(j, "slow_call");
 	if (v->slow_call[0]) {
 		ct_json_obj_begin(j);
 		ct_json_kstr(j, "call", v->slow_call);
-		ct_json_kuint(j, "dur_ns", v->slow_ns);
+		if (!ct_stable())
+			ct_json_kuint(j, "dur_ns", v->slow_ns);
 		ct_json_obj_end(j);
 	} else {
 		ct_json_null(j);

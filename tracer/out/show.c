@@ -270,6 +270,27 @@ static int gather(const char *arg, struct path_list *l, char *err, size_t errlen
 	return n < 0 || rc < 0 ? -1 : 0;
 }
 
+/* --no-time: each directory's traces in the order their processes started
+ * (read/list.c), their pids numbered #1, #2, ... in that order */
+static void stable_order(struct path_list *l)
+{
+	int *perm = calloc((size_t)l->n + 1, sizeof *perm);
+	uint32_t *pid = calloc((size_t)l->n + 1, sizeof *pid);
+	bool *in_dir = calloc((size_t)l->n + 1, sizeof *in_dir);
+
+	if (perm && pid && in_dir) {
+		ct_list_order_by_start(l->path, l->n, perm, pid);
+		for (int i = 0; i < l->n; i++) {
+			in_dir[i] = l->in_dir[perm[i]];
+			ct_stable_id(pid[i]);
+		}
+		memcpy(l->in_dir, in_dir, (size_t)l->n * sizeof *in_dir);
+	}
+	free(perm);
+	free(pid);
+	free(in_dir);
+}
+
 int ct_show_exit_code(const struct ct_show_summary *s)
 {
 	if (s->readable == 0)
@@ -340,6 +361,8 @@ int ct_show_run(const struct ct_show_opts *o, char **args, int nargs)
 		}
 	}
 	ctx.multi = list.n > 1;
+	if (o->no_time)
+		stable_order(&list);
 
 	/* the output is never one of the inputs, and replaces its file only
 	 * when written whole (base/outfile.c) */

@@ -42,6 +42,9 @@ static int json_begin(struct ct_show_ctx *c)
 	ct_json_obj_begin(&s->j);
 	ct_json_kstr(&s->j, "cutrace_version", CUTRACE_VERSION);
 	ct_json_kstr(&s->j, "format_version", CT_SHOW_JSON_VERSION);
+	/* --no-time: no times, addresses as "<addr>", pids as ordinals unless --pids */
+	ct_json_kbool(&s->j, "no_time", c->no_time);
+	ct_json_kbool(&s->j, "real_pids", !ct_stable_ids());
 	ct_json_key(&s->j, "processes");
 	ct_json_arr_begin(&s->j);
 	return 0;
@@ -138,11 +141,12 @@ static int json_process_begin(struct ct_show_ctx *c, struct ct_trace *t)
 	const unsigned char *p;
 
 	ct_json_obj_begin(j);
-	ct_json_kstr(j, "file", ct_trace_path(t));
+	char path[4096];
+	ct_json_kstr(j, "file", ct_stable_path(ct_trace_path(t), h->pid, path, sizeof path));
 	snprintf(ver, sizeof ver, "%u.%u", h->version_major, h->version_minor);
 	ct_json_kstr(j, "trace_format", ver);
-	ct_json_kuint(j, "pid", h->pid);
-	ct_json_kuint(j, "ppid", h->ppid);
+	ct_json_kuint(j, "pid", ct_stable_id(h->pid));
+	ct_json_kuint(j, "ppid", ct_stable_id(h->ppid));
 	kctx(j, t, "exe", CT_CTX_EXE);
 	cmdline(j, t);
 	kctx(j, t, "cwd", CT_CTX_CWD);
@@ -153,8 +157,10 @@ static int json_process_begin(struct ct_show_ctx *c, struct ct_trace *t)
 	ct_json_kuint(j, "gid", h->gid);
 	ct_json_kuint(j, "euid", h->euid);
 	ct_json_kuint(j, "egid", h->egid);
-	ct_json_kuint(j, "start_realtime_ns", h->start_realtime_ns);
-	ct_json_kuint(j, "start_mono_ns", h->start_mono_ns);
+	if (!c->no_time) {
+		ct_json_kuint(j, "start_realtime_ns", h->start_realtime_ns);
+		ct_json_kuint(j, "start_mono_ns", h->start_mono_ns);
+	}
 	ct_json_kuint(j, "writer_version", h->writer_version);
 	ct_json_kstr(j, "driver_version", ct_trace_driver_version_str(t));
 	ct_json_kuint(j, "driver_version_code", ct_trace_driver_version(t));
@@ -252,14 +258,16 @@ static int json_event(struct ct_show_ctx *c, const struct ct_show_event *e)
 	/* numbers and booleans up to the target: at most 200 bytes */
 	o = ct_jw_need(j, o, 256);
 	o = CT_JW_LIT(o, ",\"tid\":");
-	o = ct_jw_u64(o, ev->tid);
-	o = CT_JW_LIT(o, ",\"t_ns\":");
-	o = ct_jw_i64(o, (int64_t)(ev->t_ns - h->start_mono_ns));
-	o = CT_JW_LIT(o, ",\"dur_ns\":");
-	if (ev->has_exit && ev->has_enter)
-		o = ct_jw_u64(o, ev->dur_ns);
-	else
-		o = CT_JW_LIT(o, "null");
+	o = ct_jw_u64(o, ct_stable_id(ev->tid));
+	if (!c->no_time) {
+		o = CT_JW_LIT(o, ",\"t_ns\":");
+		o = ct_jw_i64(o, (int64_t)(ev->t_ns - h->start_mono_ns));
+		o = CT_JW_LIT(o, ",\"dur_ns\":");
+		if (ev->has_exit && ev->has_enter)
+			o = ct_jw_u64(o, ev->dur_ns);
+		else
+			o = CT_JW_LIT(o, "null");
+	}
 	o = CT_JW_LIT(o, ",\"depth\":");
 	o = ct_jw_u64(o, e->depth);
 	o = CT_JW_LIT(o, ",\"returned\":");

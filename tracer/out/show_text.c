@@ -274,7 +274,7 @@ static int text_process_begin(struct ct_show_ctx *c, struct ct_trace *t)
 		fputs("(exe not recorded)", f);
 	fputc('\n', f);
 	fprintf(f, "  file     ");
-	put_cstr(f, ct_trace_path(t));
+	put_cstr(f, ct_stable_path(ct_trace_path(t), h->pid, buf, sizeof buf));
 	fprintf(f, "\n  command  ");
 	put_cmdline(f, t);
 	fprintf(f, "\n  host     ");

@@ -309,3 +309,54 @@ int ct_list_traces_ex(const char *arg, bool recursive, char ***paths, char *err,
 	*paths = pv.v;
 	return pv.n;
 }
+
+struct order_key {
+	char *path;
+	size_t dirlen;
+	uint64_t start;
+	uint32_t pid;
+	int at;
+};
+
+static int order_cmp(const void *pa, const void *pb)
+{
+	const struct order_key *a = pa, *b = pb;
+	size_t n = a->dirlen < b->dirlen ? a->dirlen : b->dirlen;
+	int c = strncmp(a->path, b->path, n);
+
+	if (c)
+		return c;
+	if (a->dirlen != b->dirlen)
+		return a->dirlen < b->dirlen ? -1 : 1;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return a->at - b->at;
+}
+
+void ct_list_order_by_start(char **paths, int n, int *perm, uint32_t *pids)
+{
+	struct order_key *k = calloc((size_t)n + 1, sizeof *k);
+	char err[256];
+
+	if (!k)
+		return; /* out of memory: by name */
+	for (int i = 0; i < n; i++) {
+		struct ct_trace *t;
+		const char *slash = strrchr(paths[i], '/');
+		k[i] = (struct order_key){ paths[i], slash ? (size_t)(slash - paths[i]) : 0, 0, 0, i };
+		if (ct_trace_open(paths[i], &t, err, sizeof err) == 0) {
+			k[i].start = ct_trace_header(t)->start_realtime_ns;
+			k[i].pid = ct_trace_header(t)->pid;
+			ct_trace_close(t);
+		}
+	}
+	qsort(k, (size_t)n, sizeof *k, order_cmp);
+	for (int i = 0; i < n; i++) {
+		paths[i] = k[i].path;
+		if (perm)
+			perm[i] = k[i].at;
+		if (pids)
+			pids[i] = k[i].pid;
+	}
+	free(k);
+}

@@ -171,6 +171,12 @@ int ct_list_traces(const char *arg, char ***paths, char *err, size_t errlen);
  * directories not followed, 16 levels at most) */
 int ct_list_traces_ex(const char *arg, bool recursive, char ***paths, char *err, size_t errlen);
 void ct_free_paths(char **paths, int n);
+/* --no-time: paths[0..n) reordered, directory by directory (in name
+ * order), by the time their processes started instead of by name (which
+ * holds the pid and the time); perm[i] (when not NULL) is the old index of
+ * the new paths[i], pids[i] (when not NULL) its process's pid (0 when the
+ * file cannot be read; such a file sorts first in its directory) */
+void ct_list_order_by_start(char **paths, int n, int *perm, uint32_t *pids);
 /* a trace file's name: *.cutrace, *.cutrace.gz or *.cutrace.zst */
 bool ct_trace_name(const char *name);
 /* the member of a bundle (cutrace pack) that gives the full sizes of the

@@ -83,13 +83,23 @@ static void kernel_log_note(const struct ct_verdict *v, int n, FILE *out)
 
 int ct_run_report(const struct ct_run_opts *o, FILE *out)
 {
-	char **paths = NULL, err[512];
+	char **paths = NULL, err[512], shown[4096];
 	int n, failed = 0, bad = 0;
 	struct ct_verdict *v;
 	struct ct_proc_end *ends;
 	char **paths_ok;
 
 	n = ct_list_traces(o->dir, &paths, err, sizeof err);
+	if (n > 0 && ct_stable()) {
+		/* --no-time: in the order the processes started, numbered so */
+		uint32_t *pids = calloc((size_t)n, sizeof *pids);
+		if (pids) {
+			ct_list_order_by_start(paths, n, NULL, pids);
+			for (int i = 0; i < n; i++)
+				ct_stable_id(pids[i]);
+			free(pids);
+		}
+	}
 	if (n <= 0) {
 		const char *off = ct_tracing_off_reason();
 		if (n == 0)
@@ -107,7 +117,7 @@ int ct_run_report(const struct ct_run_opts *o, FILE *out)
 					ct_spawn_last()->timed_out ? " before the --timeout" : "");
 		} else if (!o->quiet) {
 			fprintf(out, "cutrace: no traced process touched CUDA (no trace files in %s)\n",
-				o->dir);
+				ct_run_dir_shown(o, shown, sizeof shown));
 		}
 		return 0;
 	}
@@ -149,7 +159,8 @@ int ct_run_report(const struct ct_run_opts *o, FILE *out)
 		if (!v[0].ok) {
 			ct_verdict_details(out, &v[0]);
 			if (!o->quiet && !o->no_context && v[0].step.set) {
-				fprintf(out, "  timeline around the failing step (%s):\n", paths_ok[0]);
+				fprintf(out, "  timeline around the failing step (%s):\n",
+					ct_stable_path(paths_ok[0], v[0].pid, shown, sizeof shown));
 				ct_print_step_context(out, paths_ok[0], &v[0], 4);
 			}
 		}
@@ -161,7 +172,8 @@ int ct_run_report(const struct ct_run_opts *o, FILE *out)
 	}
 	kernel_log_note(v, k, out);
 	if (!o->quiet)
-		fprintf(out, "cutrace: traces in %s (cutrace show %s)\n", o->dir, o->dir);
+		fprintf(out, "cutrace: traces in %s (cutrace show %s)\n",
+			ct_run_dir_shown(o, shown, sizeof shown), ct_run_dir_shown(o, shown, sizeof shown));
 	free(v);
 	free(ends);
 	free(paths_ok);

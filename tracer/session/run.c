@@ -109,6 +109,16 @@ int ct_prepare_dir(const char *dir, char *why, size_t whylen)
 	return 0;
 }
 
+const char *ct_run_dir_shown(const struct ct_run_opts *o, char *buf, size_t len)
+{
+	const char *slash = strrchr(o->dir, '/');
+
+	if (!ct_stable() || o->dir_arg || !slash || strncmp(slash, "/run-", 5))
+		return o->dir;
+	snprintf(buf, len, "%.*s/run-<time>", (int)(slash - o->dir), o->dir);
+	return buf;
+}
+
 int ct_default_run_dir(char *out, size_t len)
 {
 	char base[PATH_MAX], why[PATH_MAX + 128];
@@ -568,6 +578,14 @@ int ct_run_parse_cmd(const char *cmd, int argc, char **argv, struct ct_run_opts 
 			o->json = true;
 			continue;
 		}
+		if (!strcmp(a, "--no-time")) {
+			o->no_time = true;
+			continue;
+		}
+		if (!strcmp(a, "--pids")) {
+			o->keep_pids = true;
+			continue;
+		}
 		if (!strncmp(a, "--color=", 8)) {
 			const char *m = a + 8;
 			if (!strcmp(m, "auto")) ct_color_set_mode(CT_COLOR_AUTO);
@@ -625,6 +643,7 @@ int ct_run_parse_cmd(const char *cmd, int argc, char **argv, struct ct_run_opts 
 		USAGE_ERR("unknown option '%s'", a);
 	}
 	*cmd_index = i;
+	ct_stable_set(o->no_time, o->keep_pids);
 	if (need_cmd && i >= argc)
 		USAGE_ERR("no command to run (%s)", "cutrace run [OPTIONS] -- CMD [ARGS...]");
 	return 0;

@@ -25,6 +25,8 @@ struct ct_run_opts {
 	bool no_context;        /* the report leaves out the timeline (probe showed it whole) */
 	bool json;
 	bool print_only;
+	bool no_time;   /* --no-time: stable output (tracer.h ct_stable) */
+	bool keep_pids; /* --pids: with --no-time, the real pids */
 	/* --timeout: SIGKILL the program and every process of its tree after
 	 * this long (0: no limit) */
 	uint64_t timeout_ns;
@@ -71,6 +73,9 @@ const char *ct_tracing_off_reason(void);
 /* after the run: the trace directory ct_run_setup made, removed when it
  * holds no trace; true when removed */
 bool ct_run_dir_remove_empty(const struct ct_run_opts *o);
+/* the trace directory as the output names it: o->dir, but under --no-time
+ * a directory cutrace named (run-DATE-TIME-PID) as BASE/run-<time> */
+const char *ct_run_dir_shown(const struct ct_run_opts *o, char *buf, size_t len);
 int ct_find_shim(char *out, size_t len);
 int ct_prepare_dir(const char *dir, char *why, size_t whylen);
 int ct_default_run_dir(char *out, size_t len);
