@@ -12,9 +12,11 @@
  *    recursion of HAMi-core PR #326).  So every call we do not record leaves
  *    through a sibling call (a jump: glibc sees the original return address),
  *    and a recorded dlopen first works out, from the caller's own search
- *    list (dlinfo RTLD_DI_SERINFO), which file the caller would have loaded,
- *    and loads exactly that; when it cannot be sure, it passes the call
- *    through unrecorded rather than change what the program loads.
+ *    list (dlinfo RTLD_DI_SERINFO), which file the caller would have loaded
+ *    (dlsearch.c: glibc-hwcaps subdirectories, invalid files as glibc
+ *    treats them), and loads exactly that; when it cannot be sure, it passes
+ *    the call through unrecorded (a jump too, dlopen_planned) with a note in
+ *    the trace, rather than change what the program loads.
  *
  * 2. dlerror() text is consumed by reading it.  When we read it to record a
  *    failure (or our own look-ups fail), we keep a per-thread copy and our
@@ -25,6 +27,7 @@
  *    each of those hooks forgets our copy too.
  */
 #include "shim.h"
+#include "dlsearch.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -197,30 +200,8 @@ struct dlplan {
 	bool mopen;           /* use dlmopen(lmid, ...) */
 	bool passthrough;     /* cannot reproduce the caller's search: do not record */
 	bool searched;        /* path was found in the caller's own search list */
+	bool unsure;          /* passthrough: the caller's search could not be followed */
 };
-
-static bool elf_matches_us(const char *path)
-{
-	unsigned char id[20];
-	int fd = ct_sys_open(path, O_RDONLY | O_CLOEXEC, 0);
-	ssize_t n;
-	uint16_t mach;
-
-	if (fd < 0)
-		return false;
-	n = ct_sys_read(fd, id, sizeof id);
-	ct_sys_close(fd);
-	if (n != (ssize_t)sizeof id || memcmp(id, ELFMAG, SELFMAG))
-		return false;
-	memcpy(&mach, id + 18, 2);
-#if defined(__x86_64__)
-	return id[EI_CLASS] == ELFCLASS64 && mach == EM_X86_64;
-#elif defined(__aarch64__)
-	return id[EI_CLASS] == ELFCLASS64 && mach == EM_AARCH64;
-#else
-	return id[EI_CLASS] == (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32);
-#endif
-}
 
 #define SERINFO_MAX 8192
 
@@ -248,37 +229,16 @@ static bool same_list(const Dl_serinfo *a, const Dl_serinfo *b)
 	return true;
 }
 
-static bool find_in_list(const Dl_serinfo *si, const char *file, char *out, size_t outlen,
-			 const Dl_serinfo *except)
-{
-	for (unsigned i = 0; i < si->dls_cnt; i++) {
-		const char *d = si->dls_serpath[i].dls_name;
-		bool skip = false;
-		/* system directories come after ld.so.cache: the real dlopen below
-		 * searches those itself, in the right order */
-		if (si->dls_serpath[i].dls_flags == LA_SER_DEFAULT)
-			continue;
-		for (unsigned j = 0; except && j < except->dls_cnt && !skip; j++)
-			skip = !strcmp(d, except->dls_serpath[j].dls_name);
-		if (skip)
-			continue;
-		if ((size_t)snprintf(out, outlen, "%s/%s", d, file) >= outlen)
-			continue;
-		if (elf_matches_us(out))
-			return true;
-	}
-	return false;
-}
-
 static void plan_dlopen(struct dlplan *pl, const char *file, const void *caller)
 {
 	struct link_map *lm = NULL, *self = NULL;
 	_Alignas(16) unsigned char b1[SERINFO_MAX], b2[SERINFO_MAX];
 	Dl_serinfo *mine, *theirs;
 	void *h;
+	int r;
 
 	pl->path = file;
-	pl->passthrough = pl->searched = false;
+	pl->passthrough = pl->searched = pl->unsure = false;
 	if (!file)
 		return;
 	if (strchr(file, '$')) {
@@ -318,15 +278,15 @@ static void plan_dlopen(struct dlplan *pl, const char *file, const void *caller)
 	}
 	if (same_list(theirs, mine))
 		return;
-	if (find_in_list(theirs, file, pl->buf, sizeof pl->buf, NULL)) {
+	/* glibc's search for the caller, where it differs from ours (dlsearch.c) */
+	r = ct_dl_search(theirs, mine, file, pl->buf, sizeof pl->buf);
+	if (r == CT_SEARCH_PATH) {
 		pl->path = pl->buf;
 		pl->searched = true;
-		return;
-	}
-	/* not in the caller's own directories; if one of ours has it we would load
-	 * something the caller would not have found */
-	if (find_in_list(mine, file, pl->buf, sizeof pl->buf, theirs))
+	} else if (r == CT_SEARCH_UNSURE) {
 		pl->passthrough = true;
+		pl->unsure = true;
+	}
 }
 
 /* ---- recording ------------------------------------------------------------------- */
@@ -474,9 +434,51 @@ static void *dlopen_recorded(unsigned call, struct dlplan *pl, const char *file,
 	return h;
 }
 
-static __attribute__((noinline)) void *dlopen_slow(const char *file, int flags, struct dlplan *pl)
+/* A dlopen passed through because the caller's search could not be followed
+ * (dlsearch.c): the trace says so, since the call itself is not in it. */
+static __attribute__((noinline)) void note_unsure(const char *file)
 {
-	return dlopen_recorded(pl->mopen ? CT_CALL_dlmopen : CT_CALL_dlopen, pl, file, flags);
+	char text[400];
+	int saved = errno;
+
+	snprintf(text, sizeof text,
+		 "dlopen(\"%.200s\") not recorded: which file the caller's search takes could not be told "
+		 "(glibc-hwcaps levels not known, or a legacy hwcaps subdirectory holds it); passed through",
+		 file);
+	ct_busy++;
+	ct_note(text);
+	ct_busy--;
+	errno = saved;
+}
+
+/* what dlopen_planned returns for "pass the call through" */
+static const char pass_marker;
+#define DL_PASS ((void *)&pass_marker)
+
+/*
+ * Plan and, unless the plan says pass through (DL_PASS), make the recorded
+ * dlopen.  Out of line and with the plan in its own frame: the exported
+ * dlopen and dlmopen then keep no local whose address is taken, so that
+ * their pass-through is a sibling call (a jump) and glibc sees the
+ * program's return address (its search list, its $ORIGIN, its namespace).
+ */
+static __attribute__((noinline)) void *dlopen_planned(const char *file, int flags, const void *caller,
+						      bool mopen, Lmid_t lmid)
+{
+	struct dlplan pl;
+
+	pl.mopen = mopen;
+	pl.lmid = lmid;
+	ct_busy++;
+	internal_end(); /* the call resets the program's pending error: an injected failure too */
+	plan_dlopen(&pl, file, caller);
+	internal_end();
+	ct_busy--;
+	if (unlikely(pl.unsure))
+		note_unsure(file);
+	if (pl.passthrough || !lib_interesting(file))
+		return DL_PASS;
+	return dlopen_recorded(pl.mopen ? CT_CALL_dlmopen : CT_CALL_dlopen, &pl, file, flags);
 }
 
 static inline bool dl_fast(const char *file)
@@ -490,7 +492,7 @@ static inline bool dl_fast(const char *file)
 CT_EXPORT void *dlopen(const char *file, int flags);
 void *dlopen(const char *file, int flags)
 {
-	struct dlplan pl;
+	void *h;
 
 	if (unlikely(!ct_real.dlopen)) {
 		ct_resolve();
@@ -500,22 +502,16 @@ void *dlopen(const char *file, int flags)
 	dl_call_starts();
 	if (dl_fast(file) && likely(!ct_inj_active))
 		return ct_real.dlopen(file, flags); /* sibling call: caller preserved */
-	pl.mopen = false;
-	pl.lmid = 0;
-	ct_busy++;
-	internal_end(); /* the call resets the program's pending error: an injected failure too */
-	plan_dlopen(&pl, file, __builtin_return_address(0));
-	internal_end();
-	ct_busy--;
-	if (pl.passthrough || !lib_interesting(file))
-		return ct_real.dlopen(file, flags);
-	return dlopen_slow(file, flags, &pl);
+	h = dlopen_planned(file, flags, __builtin_return_address(0), false, 0);
+	if (h != DL_PASS)
+		return h;
+	return ct_real.dlopen(file, flags); /* sibling call too */
 }
 
 CT_EXPORT void *dlmopen(Lmid_t lmid, const char *file, int flags);
 void *dlmopen(Lmid_t lmid, const char *file, int flags)
 {
-	struct dlplan pl;
+	void *h;
 
 	if (unlikely(!ct_real.dlmopen)) {
 		ct_resolve();
@@ -525,16 +521,10 @@ void *dlmopen(Lmid_t lmid, const char *file, int flags)
 	dl_call_starts();
 	if (dl_fast(file) && likely(!ct_inj_active))
 		return ct_real.dlmopen(lmid, file, flags);
-	pl.mopen = true;
-	pl.lmid = lmid;
-	ct_busy++;
-	internal_end(); /* the call resets the program's pending error: an injected failure too */
-	plan_dlopen(&pl, file, __builtin_return_address(0));
-	internal_end();
-	ct_busy--;
-	if (pl.passthrough || !lib_interesting(file))
-		return ct_real.dlmopen(lmid, file, flags);
-	return dlopen_slow(file, flags, &pl);
+	h = dlopen_planned(file, flags, __builtin_return_address(0), true, lmid);
+	if (h != DL_PASS)
+		return h;
+	return ct_real.dlmopen(lmid, file, flags);
 }
 
 /* ---- dlsym / dlvsym ------------------------------------------------------------- */

@@ -75,3 +75,9 @@ target_compile_options(cutrace_interposer PRIVATE -O2 -foptimize-sibling-calls)
 # (k) glibc behaviours seen with and without the shim: it_fidelity.py.
 cutrace_test_program(cutrace_fidelity fidelity ${_prog_src}/fidelity.c)
 target_link_libraries(cutrace_fidelity PRIVATE dl)
+
+# (l) which file a caller with its own DT_RUNPATH loads: it_fidelity.py.
+cutrace_test_program(cutrace_dlwhich dlwhich ${_prog_src}/dlwhich.c)
+target_link_libraries(cutrace_dlwhich PRIVATE dl)
+target_link_options(cutrace_dlwhich PRIVATE -Wl,--enable-new-dtags)
+set_target_properties(cutrace_dlwhich PROPERTIES BUILD_RPATH "\$ORIGIN/rp1;\$ORIGIN/rp2")
