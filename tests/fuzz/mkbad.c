@@ -252,23 +252,28 @@ static void record_cases(void)
 	REC_CASE("tags-garbage", memset(m_.p + h_->tags_off, 0xa5, (size_t)(h_->init_slots + h_->ring_slots) * 8), "-");
 	REC_CASE("slots-garbage", memset(m_.p + h_->slots_off, 0x5a, (size_t)(h_->init_slots + h_->ring_slots) * CUTRACE_SLOT_SIZE), "-");
 	REC_CASE("ctx-field-past-end", ({
-		struct cutrace_field *f = (struct cutrace_field *)(void *)(m_.p + h_->ctx_off);
-		f->len = 0xfff0;
-	}), "damage");
+			 struct cutrace_field *f = (struct cutrace_field *)(void *)(m_.p + h_->ctx_off);
+			 f->len = 0xfff0;
+		 }),
+		 "damage");
 	/* the context area overwritten (a fixed generator: the same bytes each build) */
 	REC_CASE("ctx-garbage", ({
-		uint32_t x = 2463534242u;
-		for (uint64_t i = 0; i < h_->ctx_len; i++) {
-			x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-			m_.p[h_->ctx_off + i] = (unsigned char)x;
-		}
-	}), "damage");
+			 uint32_t x = 2463534242u;
+			 for (uint64_t i = 0; i < h_->ctx_len; i++) {
+				 x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+				 m_.p[h_->ctx_off + i] = (unsigned char)x;
+			 }
+		 }),
+		 "damage");
 	/* the host name (field 1, after the 16-byte exe) is not UTF-8 */
 	REC_CASE("ctx-host-not-utf8", m_.p[h_->ctx_off + 20 + 4] = 0xff, "damage");
-	REC_CASE("ctx-unknown-key", ((struct cutrace_field *)(void *)(m_.p + h_->ctx_off))->tag = 999, "damage");
+	REC_CASE("ctx-unknown-key", ((struct cutrace_field *)(void *)(m_.p + h_->ctx_off))->tag = 999,
+		 "damage");
 	/* the same key in a file of a newer minor version: kept, not damage */
-	REC_CASE("ctx-newer-key", (h_->version_minor = CUTRACE_VERSION_MINOR + 1,
-				   ((struct cutrace_field *)(void *)(m_.p + h_->ctx_off))->tag = 999), "-");
+	REC_CASE("ctx-newer-key",
+		 (h_->version_minor = CUTRACE_VERSION_MINOR + 1,
+		  ((struct cutrace_field *)(void *)(m_.p + h_->ctx_off))->tag = 999),
+		 "-");
 	/* the ioctl enter (a head slot whose record carries CT_FLD_BLOCK_SIZE) claims a huge block */
 	REC_CASE("ioctl-block-size-huge", ({
 		for (uint64_t s = 0; s < h_->head; s++) {
