@@ -23,7 +23,8 @@ void ct_err(const char *fmt, ...) CT_PRINTF(1, 2);
 void ct_warn(const char *fmt, ...) CT_PRINTF(1, 2);
 _Noreturn void ct_die(int code, const char *fmt, ...) CT_PRINTF(2, 3);
 
-/* colour: on only when f is a terminal, NO_COLOR is unset and not disabled */
+/* colour: --color=always, or (auto) f is a terminal, NO_COLOR is unset and
+ * TERM is not dumb; never with --color=never (opts.c reads --color) */
 enum ct_color_mode { CT_COLOR_AUTO, CT_COLOR_ALWAYS, CT_COLOR_NEVER };
 void ct_color_set_mode(enum ct_color_mode m);
 bool ct_color_on(FILE *f);

@@ -125,7 +125,7 @@ bool ct_color_on(FILE *f)
 	static FILE *last;
 	static int last_mode = -1;
 	static bool last_on;
-	const char *nc;
+	const char *nc, *term;
 
 	if (color_mode == CT_COLOR_NEVER)
 		return false;
@@ -133,10 +133,12 @@ bool ct_color_on(FILE *f)
 		return true;
 	if (f == last && last_mode == (int)color_mode)
 		return last_on;
+	/* auto: a terminal, not NO_COLOR (no-color.org), not TERM=dumb */
 	nc = getenv("NO_COLOR");
+	term = getenv("TERM");
 	last = f;
 	last_mode = (int)color_mode;
-	last_on = !(nc && *nc) && isatty(fileno(f));
+	last_on = !(nc && *nc) && !(term && !strcmp(term, "dumb")) && isatty(fileno(f));
 	return last_on;
 }
 
