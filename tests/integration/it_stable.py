@@ -108,3 +108,49 @@ def t_show_raw_needs_json():
             need(s.stdout == "" and len(s.stderr.strip().split("\n")) == 1 and "--json" in s.stderr,
                  "one line naming --json", s.stderr)
     cleanup(r)
+
+
+@test
+def t_no_time_doctor_two_runs_identical():
+    outs = []
+    for i in (1, 2):
+        got = []
+        for extra in ([], ["--json"], ["--check"]):
+            p = subprocess.run([CUTRACE, "doctor", "--no-time", "--color=never"] + extra, env=rig_env(),
+                               capture_output=True, timeout=180)
+            need(p.returncode in (0, 1), "doctor rc=%d" % p.returncode, p.stderr)
+            got.append(p.stdout)
+        outs.append(got)
+    need(b"run-<time>" in outs[0][0] and b"pid #1 (cutrace-probe)" in outs[0][0], "doctor's probe, stable",
+         outs[0][0][-800:])
+    need(b"(trace: /" in outs[0][2] and b"/run-<time>)" in outs[0][2], "doctor --check's trace, stable", outs[0][2])
+    doc = json.loads(outs[0][1])
+    need(doc["probe"]["trace_dir"].endswith("/run-<time>") and "t_ns" not in json.dumps(doc["probe"]),
+         "doctor --json's probe, stable", doc["probe"])
+    for k, name in ((0, "text"), (1, "json"), (2, "check")):
+        need(outs[0][k] == outs[1][k], "doctor --no-time %s differs in %d lines" % (name, _diff_lines(outs[0][k], outs[1][k])),
+             "\n".join("-%s\n+%s" % (x, y) for x, y in zip(outs[0][k].decode(errors="replace").split("\n"),
+                                                         outs[1][k].decode(errors="replace").split("\n")) if x != y)[:3000])
+    # Prometheus metrics are times (the check's, cuInit's): --no-time is refused, not ignored
+    p = subprocess.run([CUTRACE, "doctor", "--no-time", "--format=prometheus"], env=rig_env(),
+                       capture_output=True, text=True, timeout=60)
+    need(p.returncode == 2 and p.stdout == "" and len(p.stderr.strip().split("\n")) == 1
+         and "--no-time" in p.stderr, "doctor --no-time --format=prometheus: one line, exit 2", p.returncode, p.stderr)
+
+
+@test
+def t_no_time_slow_call():
+    # a cuInit held for a second, then successful: the verdict says it was slow, not how slow
+    env = rig_env(FAKENV_HANG_CMD="37", FAKENV_HANG_SEC="1")
+    top = tempfile.mkdtemp(prefix="ct_it_stable_")
+    d = os.path.join(top, "p")
+    p = subprocess.run([CUTRACE, "probe", "--no-time", "--color=never", "-o", d, "--timeout", "30s"], env=env,
+                       capture_output=True, text=True, timeout=120)
+    need(p.returncode == 0, "the slow probe finished", p.returncode, p.stdout[-2000:])
+    need("slow: cuInit(flags=0x0) took over 1 s" in p.stdout and not re.search(r"took \d+\.\d", p.stdout),
+         "the slow cuInit named without its time", p.stdout[-2000:])
+    s = subprocess.run([CUTRACE, "show", "--no-time", "--json", d], capture_output=True, text=True)
+    v = json.loads(s.stdout)["processes"][0]["verdict"]
+    need(v["slow_call"] == {"call": "cuInit(flags=0x0)"} and "took over 1 s" in v["summary"],
+         "JSON: the slow call without dur_ns", v)
+    shutil.rmtree(top, ignore_errors=True)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "health.h"
+#include "tracer.h"
 
 static struct ct_machine_report *healthy_report(void)
 {
@@ -62,6 +63,24 @@ START_TEST(t_healthy)
 	r->n_warnings = 0;
 	ck_assert_int_eq(ct_health_line(r, &skipped, line, sizeof line), CT_HEALTH_OK);
 	ck_assert_str_eq(line, "OK machine checks passed (probe skipped), driver 580.159.04");
+	free(r);
+}
+END_TEST
+
+/* doctor --check --no-time: the line of a healthy node carries no time */
+START_TEST(t_healthy_no_time)
+{
+	struct ct_machine_report *r = healthy_report();
+	struct ct_verdict v = ok_verdict();
+	struct ct_health_probe p = {
+		.status = 0, .v = &v, .have_init = true, .init_ns = 412000000, .devices = 8
+	};
+	char line[1024];
+
+	ct_stable_set(true, false);
+	ck_assert_int_eq(ct_health_line(r, &p, line, sizeof line), CT_HEALTH_OK);
+	ck_assert_str_eq(line, "OK CUDA initialized: 8 GPUs, driver 580.159.04");
+	ct_stable_set(false, false);
 	free(r);
 }
 END_TEST
@@ -152,6 +171,7 @@ int main(void)
 	Suite *s = suite_create("health");
 	TCase *tc = tcase_create("health");
 	tcase_add_test(tc, t_healthy);
+	tcase_add_test(tc, t_healthy_no_time);
 	tcase_add_test(tc, t_problems_in_order);
 	tcase_add_test(tc, t_prometheus_healthy);
 	suite_add_tcase(s, tc);

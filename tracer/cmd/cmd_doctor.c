@@ -23,7 +23,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: cutrace doctor [--check] [--format=text|json|prometheus] [--timeout DURATION]\n"
-		   "                      [--no-probe] [--color=auto|always|never]\n\n"
+		   "                      [--no-probe] [--no-time [--pids]] [--color=auto|always|never]\n\n"
 		   "Checks this machine for what CUDA initialization needs, bottom-up:\n"
 		   "  device nodes      /dev/nvidiactl, /dev/nvidiaN, /dev/nvidia-uvm(-tools), caps:\n"
 		   "                    presence, numbers against /proc/devices, owner/mode, a real open\n"
@@ -54,6 +54,10 @@ static void usage(FILE *f)
 		   "                    with --check and prometheus: answer within DURATION (default\n"
 		   "                    20s; the probe gets 3/4 of what the machine checks leave)\n"
 		   "  --no-probe        only the static checks\n"
+		   "  --no-time         stable output, alike for two runs: the probe's verdict with no\n"
+		   "                    times, its pid as #1 (--pids: the real one), its trace\n"
+		   "                    directory as run-<time>; --check without cuInit's time;\n"
+		   "                    not with prometheus\n"
 		   "  --color=WHEN      auto (default: on a terminal, unless NO_COLOR), always, never\n"
 		   "  -h, --help        this help\n\n"
 		   "exit status: 0 healthy, 1 a problem was found, 2 usage or internal error (with\n"
@@ -65,6 +69,7 @@ struct doctor_args {
 	bool no_probe;
 	bool check;
 	bool prometheus;
+	bool no_time, keep_pids; /* --no-time, --pids: the probe's verdict without times or pids */
 	uint64_t timeout_ns;
 	const char *timeout_arg;
 	uint64_t deadline_ns; /* monotonic: when the check must have answered */
@@ -93,6 +98,10 @@ static int parse_args(int argc, char **argv, struct doctor_args *a)
 			a->check = true;
 		} else if (!strcmp(s, "--no-probe")) {
 			a->no_probe = true;
+		} else if (!strcmp(s, "--no-time")) {
+			a->no_time = true;
+		} else if (!strcmp(s, "--pids")) {
+			a->keep_pids = true;
 		} else if (!strcmp(s, "--timeout") || !strncmp(s, "--timeout=", 10)) {
 			const char *val = s[9] == '=' ? s + 10 : i + 1 < argc ? argv[++i] : NULL;
 			if (!val) {
@@ -256,7 +265,7 @@ static void check_child(const struct doctor_args *a, int fd)
 	if (rc == CT_HEALTH_OK && !a->no_probe)
 		ct_probe_discard(pr);
 	else if (!a->no_probe && pr->dir[0] && pr->status >= 0 && !a->prometheus)
-		ct_appendf(line, sizeof line, " (trace: %s)", pr->dir);
+		ct_appendf(line, sizeof line, " (trace: %s)", pr->dir_shown);
 	if (a->prometheus)
 		ct_health_prometheus(f, r, &hp, rc, line);
 	else
@@ -365,6 +374,13 @@ int cmd_doctor(int argc, char **argv)
 
 	if (rc)
 		return rc < 0 ? CT_EXIT_USAGE : CT_EXIT_OK;
+	if (a.no_time && a.prometheus) {
+		/* the metrics are the check's time and cuInit's: not silently kept */
+		ct_err("doctor: --no-time is for text and JSON: Prometheus metrics carry the check's times "
+		       "(try 'cutrace doctor --help')");
+		return CT_EXIT_USAGE;
+	}
+	ct_stable_set(a.no_time, a.keep_pids);
 	if (!a.timeout_arg && !a.check && !a.prometheus) {
 		a.timeout_ns = CT_PROBE_TIMEOUT_NS;
 		a.timeout_arg = CT_PROBE_TIMEOUT;

@@ -945,7 +945,10 @@ static bool rule_healthy(struct judge *j)
 	if (d->devcount_seen)
 		ct_appendf(v->summary, sizeof v->summary, "%d", d->dev_count);
 	/* it worked, but slowly: say how slowly (a probe that took 100 s is news) */
-	if (v->slow_call[0])
+	if (v->slow_call[0] && ct_stable()) /* --no-time: that it was slow, not how slow */
+		ct_appendf(v->summary, sizeof v->summary, "; slow: %s took over %llu s", v->slow_call,
+			   (unsigned long long)(CT_SLOW_CALL_NS / 1000000000ull));
+	else if (v->slow_call[0])
 		ct_appendf(v->summary, sizeof v->summary, "; slow: %s took %.3f s", v->slow_call,
 			   (double)v->slow_ns / 1e9);
 	return true;

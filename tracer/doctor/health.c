@@ -15,6 +15,7 @@
 #include "diag.h"
 #include "fmt.h"
 #include "prom.h"
+#include "tracer.h"
 
 /* newlines and tabs of a text as spaces, so the line stays one line */
 static void one_line(char *s)
@@ -57,7 +58,7 @@ int ct_health_line(const struct ct_machine_report *r, const struct ct_health_pro
 			ct_appendf(buf, len, ", driver %s", p->v->contract.kernel_version);
 		else if (r && r->kmod.version[0])
 			ct_appendf(buf, len, ", driver %s", r->kmod.version);
-		if (p->status == 0 && p->have_init)
+		if (p->status == 0 && p->have_init && !ct_stable()) /* (--no-time: no time) */
 			ct_appendf(buf, len, ", cuInit %.2f s", (double)p->init_ns / 1e9);
 		rc = CT_HEALTH_OK;
 	}

@@ -56,7 +56,7 @@ int ct_probe_path(char *probe, size_t len, const char *dir)
 int ct_doctor_run_probe(struct ct_json *j, FILE *text, uint64_t timeout_ns, const char *timeout_arg)
 {
 	struct ct_run_opts o;
-	char probe[PATH_MAX], err[512], **paths = NULL;
+	char probe[PATH_MAX], err[512], **paths = NULL, shown[PATH_MAX];
 	char *pargv[] = { probe, NULL };
 	char *av[] = { "probe", NULL };
 	struct ct_verdict v;
@@ -108,7 +108,7 @@ int ct_doctor_run_probe(struct ct_json *j, FILE *text, uint64_t timeout_ns, cons
 			     timed_out ? "timed out"
 			     : have    ? (v.ok ? "ok" : "failed")
 				       : "no trace");
-		ct_json_kstr(j, "trace_dir", o.dir);
+		ct_json_kstr(j, "trace_dir", ct_run_dir_shown(&o, shown, sizeof shown));
 		ct_json_kint(j, "exit_status", status);
 		ct_json_kstr(j, "timeout", timeout_ns ? ct_spawn_last()->limit : NULL);
 		if (have) {
@@ -122,12 +122,13 @@ int ct_doctor_run_probe(struct ct_json *j, FILE *text, uint64_t timeout_ns, cons
 		fputc('\n', text);
 		if (!v.ok)
 			ct_verdict_text(text, &v);
-		fprintf(text, "  trace: cutrace show %s\n", o.dir);
+		fprintf(text, "  trace: cutrace show %s\n", ct_run_dir_shown(&o, shown, sizeof shown));
 	} else if (timed_out) {
 		fprintf(text, "  the probe did not finish within %s and left no trace (%s)\n",
-			ct_spawn_last()->limit, o.dir);
+			ct_spawn_last()->limit, ct_run_dir_shown(&o, shown, sizeof shown));
 	} else {
-		fprintf(text, "  the probe left no trace (%s): libcutrace.so could not trace it\n", o.dir);
+		fprintf(text, "  the probe left no trace (%s): libcutrace.so could not trace it\n",
+			ct_run_dir_shown(&o, shown, sizeof shown));
 	}
 	return rc;
 }
@@ -177,6 +178,8 @@ int ct_probe_quiet(struct ct_probe_result *pr, uint64_t timeout_ns)
 		return -1;
 	}
 	snprintf(pr->dir, sizeof pr->dir, "%s", o.dir);
+	snprintf(pr->dir_shown, sizeof pr->dir_shown, "%s", ct_run_dir_shown(&o, chosen, sizeof chosen));
+	chosen[0] = '\0';
 	o.mute_child = true;
 	o.timeout_ns = timeout_ns;
 	char limit[32];
@@ -204,8 +207,9 @@ int ct_probe_quiet(struct ct_probe_result *pr, uint64_t timeout_ns)
 	if (n > 0)
 		ct_free_paths(paths, n);
 	if (!have) {
-		snprintf(pr->why, sizeof pr->why, "the probe %s left no trace in %s (exit status %d)",
-			 ct_spawn_last()->timed_out ? "did not finish in time and" : "", o.dir, status);
+		snprintf(pr->why, sizeof pr->why, "the probe %sleft no trace in %s (exit status %d)",
+			 ct_spawn_last()->timed_out ? "did not finish in time and " : "", pr->dir_shown,
+			 status);
 		return -1;
 	}
 	struct ct_trace *t;

@@ -643,7 +643,8 @@ int ct_run_parse_cmd(const char *cmd, int argc, char **argv, struct ct_run_opts 
 		USAGE_ERR("unknown option '%s'", a);
 	}
 	*cmd_index = i;
-	ct_stable_set(o->no_time, o->keep_pids);
+	if (o->no_time) /* (doctor's probe parses no options: doctor's own --no-time stays) */
+		ct_stable_set(true, o->keep_pids);
 	if (need_cmd && i >= argc)
 		USAGE_ERR("no command to run (%s)", "cutrace run [OPTIONS] -- CMD [ARGS...]");
 	return 0;

@@ -100,6 +100,7 @@ struct ct_probe_result {
 	int init_code;  /* what cuInit returned */
 	int devices;    /* cuDeviceGetCount, -1 unknown */
 	char dir[4096]; /* the trace directory */
+	char dir_shown[4096]; /* as said: under --no-time .../run-<time> */
 };
 /* Run the probe under the shim (timeout_ns: its tree is killed after that
  * long, a hang becomes a verdict; 0 no limit).  Fills *pr; returns status. */
