@@ -59,6 +59,8 @@ build bench_loop "$S/loop.c" -Wl,-z,now -pthread -ldl
 build libbench_fakenode.so -shared -fPIC "$S/fakenode.c"
 build libbench_bare.so -shared -fPIC "$S/bare_wrap.c" -ldl
 build bench_gen_trace -I"$here/shim/include" -I"$here/common" "$S/gen_trace.c" "$here/common/ring.c"
+build libbench_cudart.so -shared -fPIC "$S/fakert.c"
+build bench_rt "$S/rt_loop.c" -Wl,-z,now -L"$BB" -Wl,-rpath,"$BB" -lbench_cudart
 LOOP=$BB/bench_loop
 FAKE=$BB/libbench_fakenode.so
 BARE=$BB/libbench_bare.so
@@ -179,6 +181,14 @@ bench_pass() {
 				"<= 10 instr" "$(verdict "$(calc "$ac - $ab" 1)" 10)"
 		fi
 	done
+	# a runtime call (cudaMalloc, past the 32 recorded ones): the shim finds
+	# the runtime its caller would have bound to (a table of caller objects)
+	local none cut ac
+	none=$(cg_per_call bench_rt_call LD_PRELOAD= -- "$BB/bench_rt" 5000)
+	cut=$(cg_per_call bench_rt_call LD_PRELOAD="$SHIM" -- "$BB/bench_rt" 5000)
+	ac=$(calc "$cut - $none" 1)
+	printf '  %-8s instructions per call: raw %s, cutrace %s (+%s)\n' cudaMalloc "$none" "$cut" "$ac"
+	result "pass-through instr: cudaMalloc (runtime), cutrace" "+$ac instr" "(INFO)" "INFO"
 }
 
 # ====================================================================================

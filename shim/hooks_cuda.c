@@ -75,6 +75,7 @@ struct hook {
 	const char *api;           /* the name cuGetProcAddress is asked for */
 	const char *lib;           /* where the real one lives, for RTLD_LOCAL loads */
 	unsigned call;
+	bool per_caller;           /* slot 0 forwards by caller (a CUDART row) */
 	void *wrap[CT_SLOTS];      /* [0] the exported wrapper, [1..] trampolines */
 	void *real[CT_SLOTS];      /* the real function behind each; NULL: free */
 };
@@ -83,6 +84,9 @@ struct hook {
 #define LIB_CUDA   "libcuda.so"
 #define LIB_CUDART "libcudart"
 #define LIB_NVML   "libnvidia-ml"
+#define PER_CALLER_CUDA   false
+#define PER_CALLER_CUDART true
+#define PER_CALLER_NVML   false
 
 /* wrappers, defined below */
 #define CT_CUDA(name, lib, api, rule, RET, PARAMS, ARGS) CT_EXPORT RET name PARAMS;
@@ -109,10 +113,14 @@ bool ct_cuda_is_hooked(const char *name)
  * first free one; `real` itself when every slot holds another function */
 static void *bind_real(struct hook *h, void *real)
 {
-	for (int k = 0; k < CT_SLOTS; k++)
+	/* a runtime row's exported definition serves each caller its own
+	 * cudart (rt_real): never one fixed function */
+	int first = h->per_caller ? 1 : 0;
+
+	for (int k = first; k < CT_SLOTS; k++)
 		if (__atomic_load_n(&h->real[k], __ATOMIC_ACQUIRE) == real)
 			return h->wrap[k];
-	for (int k = 0; k < CT_SLOTS; k++) {
+	for (int k = first; k < CT_SLOTS; k++) {
 		void *cur = NULL;
 		if (__atomic_compare_exchange_n(&h->real[k], &cur, real, false, __ATOMIC_ACQ_REL,
 						__ATOMIC_ACQUIRE) || cur == real)
@@ -156,6 +164,108 @@ static void *real_at(int i, int s)
 	return p;
 }
 
+/*
+ * The runtime's exported definitions (slot 0 of the CUDART rows) are what
+ * linked code binds to, and one process may hold several cudarts: two Python
+ * extensions loaded RTLD_LOCAL, one linked to cudart 13 and one to cudart
+ * 11.8, each bind to their own without the shim.  So slot 0 of a runtime row
+ * forwards each call to the cudart its caller would have bound to
+ * (ct_resolve_for_caller), found once per caller object and kept in a small
+ * fixed table: one row per caller object (its loaded span), one real
+ * function per hook.  No locks, no malloc: rows are claimed by
+ * compare-and-swap and read with acquire loads; FREE rows are only at the
+ * end (a row leaves FREE for good; a row of an unloaded object is DEAD and
+ * may be claimed again).  With more callers than rows the call is resolved
+ * each time, uncached.
+ */
+#define RT_CALLERS 16
+enum {
+	RC_FREE,
+	RC_FILLING,
+	RC_READY,
+	RC_DEAD
+};
+
+struct rt_caller {
+	unsigned state;
+	uintptr_t lo, hi;     /* the caller object's span */
+	void *real[H__COUNT]; /* by hook; NULL: not looked up yet */
+};
+static struct rt_caller rt_callers[RT_CALLERS];
+
+static void rt_remember(int i, uintptr_t lo, uintptr_t hi, void *p)
+{
+	static int full_said;
+
+	for (int k = 0; k < RT_CALLERS; k++) {
+		struct rt_caller *c = &rt_callers[k];
+		void *cur = NULL;
+		if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) == RC_READY && c->lo == lo && c->hi == hi) {
+			__atomic_compare_exchange_n(&c->real[i], &cur, p, false, __ATOMIC_ACQ_REL,
+						    __ATOMIC_ACQUIRE);
+			return;
+		}
+	}
+	for (int k = 0; k < RT_CALLERS; k++) {
+		struct rt_caller *c = &rt_callers[k];
+		unsigned st = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
+		if ((st != RC_FREE && st != RC_DEAD) ||
+		    !__atomic_compare_exchange_n(&c->state, &st, RC_FILLING, false, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE))
+			continue;
+		for (int j = 0; j < H__COUNT; j++)
+			__atomic_store_n(&c->real[j], NULL, __ATOMIC_RELAXED);
+		c->lo = lo;
+		c->hi = hi;
+		__atomic_store_n(&c->real[i], p, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->state, RC_READY, __ATOMIC_RELEASE);
+		return;
+	}
+	if (!__atomic_exchange_n(&full_said, 1, __ATOMIC_RELAXED))
+		ct_log(2, "more than %d objects call the runtime: %s resolved on each call", RT_CALLERS,
+		       hooks[i].name);
+}
+
+static __attribute__((noinline)) void *rt_real_slow(int i, const void *ra)
+{
+	uintptr_t lo, hi;
+	void *p;
+	int e = errno; /* the look-up's dlopen/dlvsym leave the program's errno alone */
+
+	ct_ensure_init();
+	ct_busy++;
+	ct_dl_park();
+	p = ct_resolve_for_caller(hooks[i].name, hooks[i].lib, ra, &lo, &hi);
+	ct_dl_unpark();
+	ct_busy--;
+	if (p && hi > lo)
+		rt_remember(i, lo, hi, p);
+	errno = e;
+	return p;
+}
+
+/* the real function behind slot s of runtime hook i for the caller at ra */
+static inline void *rt_real(int i, int s, const void *ra)
+{
+	uintptr_t a = (uintptr_t)ra;
+
+	if (s != 0)
+		return real_at(i, s);
+	for (int k = 0; k < RT_CALLERS; k++) {
+		struct rt_caller *c = &rt_callers[k];
+		unsigned st = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
+		if (st == RC_FREE)
+			break;
+		if (st == RC_READY && a - c->lo < c->hi - c->lo) {
+			void *p = __atomic_load_n(&c->real[i], __ATOMIC_ACQUIRE);
+			if (likely(p != NULL))
+				return p;
+			break;
+		}
+	}
+	return rt_real_slow(i, ra);
+}
+
 /* ---- forgetting unloaded libraries -------------------------------------------------- */
 bool ct_cuda_bound(void) CT_HIDDEN;
 void ct_cuda_sweep(void) CT_HIDDEN;
@@ -167,12 +277,19 @@ bool ct_cuda_bound(void)
 		for (int k = 0; k < CT_SLOTS; k++)
 			if (__atomic_load_n(&hooks[i].real[k], __ATOMIC_RELAXED))
 				return true;
+	for (int k = 0; k < RT_CALLERS; k++)
+		if (__atomic_load_n(&rt_callers[k].state, __ATOMIC_RELAXED) == RC_READY)
+			return true;
 	return false;
 }
 
 struct sweep {
 	void *seen[H__COUNT][CT_SLOTS];   /* the real pointers when the sweep began */
 	bool live[H__COUNT][CT_SLOTS];    /* found inside a loaded object */
+	uintptr_t clo[RT_CALLERS];        /* rt_callers: the READY rows' callers */
+	bool clive[RT_CALLERS];
+	void *cseen[RT_CALLERS][H__COUNT];
+	bool creal_live[RT_CALLERS][H__COUNT];
 };
 
 static int sweep_object(struct dl_phdr_info *info, size_t size, void *data)
@@ -192,6 +309,15 @@ static int sweep_object(struct dl_phdr_info *info, size_t size, void *data)
 				if (a && a >= lo && a < hi)
 					sw->live[i][k] = true;
 			}
+		for (int k = 0; k < RT_CALLERS; k++) {
+			if (sw->clo[k] && sw->clo[k] >= lo && sw->clo[k] < hi)
+				sw->clive[k] = true;
+			for (int i = 0; i < H__COUNT; i++) {
+				uintptr_t a = (uintptr_t)sw->cseen[k][i];
+				if (a && a >= lo && a < hi)
+					sw->creal_live[k][i] = true;
+			}
+		}
 	}
 	return 0;
 }
@@ -215,9 +341,31 @@ void ct_cuda_sweep(void)
 			sw.seen[i][k] = __atomic_load_n(&hooks[i].real[k], __ATOMIC_ACQUIRE);
 			any |= sw.seen[i][k] != NULL;
 		}
+	for (int k = 0; k < RT_CALLERS; k++) {
+		if (__atomic_load_n(&rt_callers[k].state, __ATOMIC_ACQUIRE) != RC_READY)
+			continue;
+		sw.clo[k] = rt_callers[k].lo;
+		for (int i = 0; i < H__COUNT; i++)
+			sw.cseen[k][i] = __atomic_load_n(&rt_callers[k].real[i], __ATOMIC_ACQUIRE);
+		any = true;
+	}
 	if (!any)
 		return;
 	dl_iterate_phdr(sweep_object, &sw);
+	/* a caller row whose caller or one of whose cudarts is gone: dead, its
+	 * callers (if any come back) look up again */
+	for (int k = 0; k < RT_CALLERS; k++) {
+		bool dead = sw.clo[k] && !sw.clive[k];
+		unsigned st = RC_READY;
+		for (int i = 0; i < H__COUNT && sw.clo[k]; i++)
+			dead |= sw.cseen[k][i] && !sw.creal_live[k][i];
+		if (dead && __atomic_compare_exchange_n(&rt_callers[k].state, &st, RC_DEAD, false,
+							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			for (int i = 0; i < H__COUNT; i++)
+				__atomic_store_n(&rt_callers[k].real[i], NULL, __ATOMIC_RELEASE);
+			ct_log(2, "runtime caller %d: unloaded, forgotten", k);
+		}
+	}
 	for (int i = 0; i < H__COUNT; i++)
 		for (int k = 0; k < CT_SLOTS; k++) {
 			void *cur = sw.seen[i][k];
@@ -815,9 +963,9 @@ static nvmlReturn_t nvmlDeviceGetCount_v2_at(int s_, unsigned *n)
 }
 
 /* ---- runtime ---------------------------------------------------------------------------- */
-static cudaError_t rt_out_int(int h, unsigned call, int s_, int *p)
+static cudaError_t rt_out_int(int h, unsigned call, int s_, const void *ra_, int *p)
 {
-	cudaError_t (*real)(int *) = (cudaError_t (*)(int *))real_at(h, s_);
+	cudaError_t (*real)(int *) = (cudaError_t(*)(int *))rt_real(h, s_, ra_);
 	struct callrec c;
 	struct outvals o = { 0 };
 	int64_t r = cudaErrorInitializationError;
@@ -840,16 +988,19 @@ static cudaError_t rt_out_int(int h, unsigned call, int s_, int *p)
 	return (cudaError_t)r;
 }
 
-#define RT_OUT_INT(n) \
-	static cudaError_t n##_at(int s_, int *p) { return rt_out_int(H_##n, CT_CALL_##n, s_, p); }
+#define RT_OUT_INT(n)                                                                                        \
+	static cudaError_t n##_at(int s_, const void *ra_, int *p)                                           \
+	{                                                                                                    \
+		return rt_out_int(H_##n, CT_CALL_##n, s_, ra_, p);                                           \
+	}
 RT_OUT_INT(cudaGetDeviceCount)
 RT_OUT_INT(cudaRuntimeGetVersion)
 RT_OUT_INT(cudaDriverGetVersion)
 RT_OUT_INT(cudaGetDevice)
 
-static cudaError_t cudaSetDevice_at(int s_, int dev)
+static cudaError_t cudaSetDevice_at(int s_, const void *ra_, int dev)
 {
-	cudaError_t (*real)(int) = (cudaError_t (*)(int))real_at(H_cudaSetDevice, s_);
+	cudaError_t (*real)(int) = (cudaError_t(*)(int))rt_real(H_cudaSetDevice, s_, ra_);
 	struct callrec c;
 	struct outvals o = { 0 };
 	int64_t r = cudaErrorInitializationError;
@@ -877,9 +1028,9 @@ static bool hot_record_now(void)
 	return __atomic_fetch_add(&hot_seen, 1, __ATOMIC_RELAXED) < RT_HOT_RECORDED;
 }
 
-static cudaError_t cudaFree_at(int s_, void *p)
+static cudaError_t cudaFree_at(int s_, const void *ra_, void *p)
 {
-	cudaError_t (*real)(void *) = (cudaError_t (*)(void *))real_at(H_cudaFree, s_);
+	cudaError_t (*real)(void *) = (cudaError_t(*)(void *))rt_real(H_cudaFree, s_, ra_);
 	struct callrec c = { .on = false };
 	struct outvals o = { 0 };
 	int64_t r = cudaErrorInitializationError;
@@ -898,9 +1049,10 @@ static cudaError_t cudaFree_at(int s_, void *p)
 	return (cudaError_t)r;
 }
 
-static cudaError_t cudaMalloc_at(int s_, void **p, size_t size)
+static cudaError_t cudaMalloc_at(int s_, const void *ra_, void **p, size_t size)
 {
-	cudaError_t (*real)(void **, size_t) = (cudaError_t (*)(void **, size_t))real_at(H_cudaMalloc, s_);
+	cudaError_t (*real)(void **, size_t) = (cudaError_t(*)(void **, size_t))rt_real(H_cudaMalloc, s_,
+											ra_);
 	struct callrec c = { .on = false };
 	struct outvals o = { 0 };
 	int64_t r = cudaErrorInitializationError;
@@ -926,11 +1078,14 @@ static cudaError_t cudaMalloc_at(int s_, void **p, size_t size)
 
 /* ---- entry points and the hook table ------------------------------------------------- */
 /* Each hook's exported definition (slot 0) and its trampolines (slots 1..3):
- * the same body, told which slot's real function to call. */
+ * the same body, told which slot's real function to call (and, for a
+ * runtime row, the caller's return address: rt_real). */
 #define CT_CUDA(name, lib, api, rule, RET, PARAMS, ARGS)                                                     \
 	RET name PARAMS                                                                                      \
 	{                                                                                                    \
 		const int s_ = 0;                                                                            \
+		const void *ra_ = __builtin_return_address(0);                                               \
+		(void)ra_;                                                                                   \
 		return name##_at ARGS;                                                                       \
 	}                                                                                                    \
 	CT_SLOT(name, 1, RET, PARAMS, ARGS)                                                                  \
@@ -940,6 +1095,8 @@ static cudaError_t cudaMalloc_at(int s_, void **p, size_t size)
 	static RET name##_s##k PARAMS                                                                        \
 	{                                                                                                    \
 		const int s_ = k;                                                                            \
+		const void *ra_ = NULL;                                                                      \
+		(void)ra_;                                                                                   \
 		return name##_at ARGS;                                                                       \
 	}
 #include "hooks.def"
@@ -951,6 +1108,7 @@ static struct hook hooks[H__COUNT] = {
 		       api,                                                                                  \
 		       LIB_##lib,                                                                            \
 		       CT_CALL_##name,                                                                       \
+		       PER_CALLER_##lib,                                                                     \
 		       { (void *)name, (void *)name##_s1, (void *)name##_s2, (void *)name##_s3 },            \
 		       { NULL } },
 #include "hooks.def"

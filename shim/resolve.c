@@ -410,3 +410,177 @@ void *ct_resolve_next(const char *name, const char *lib_hint)
 	}
 	return NULL;
 }
+
+/* ---- the definition a caller would have bound to ----------------------------- */
+/*
+ * Linked code that calls one of our runtime exports (cudaMalloc, ...) would
+ * have bound, without the shim, to the first definition in its own lookup
+ * scope that satisfies its reference: the global scope first (the shim is in
+ * it, so: the objects after the shim), then its local scope (itself and its
+ * dependencies: an extension dlopen()ed RTLD_LOCAL sees its own libcudart
+ * there and nowhere else).  A reference carries the version the caller was
+ * linked against (cudaMalloc@libcudart.so.13): glibc skips a definition of
+ * another version (cudaMalloc@@libcudart.so.11.0 of a cudart in the global
+ * scope), so the look-ups use that version.  No _dl_find_object (glibc 2.35):
+ * the caller's object is found with dl_iterate_phdr, its version in its own
+ * dynamic section; only on a cache miss (shim/hooks_cuda.c).
+ */
+struct caller_obj {
+	uintptr_t ra; /* the return address into the caller */
+	const char *sym;
+	const char *file; /* the caller's object as the loader names it ("": the program) */
+	uintptr_t lo, hi; /* its loaded span */
+	const char *ver;  /* the version its reference to sym needs, NULL: none */
+	bool found;
+};
+
+/* how many entries .dynsym has: DT_HASH says it, DT_GNU_HASH only through
+ * the end of its last chain */
+static uint32_t dynsym_count(const uint32_t *gnuhash, const uint32_t *sysvhash)
+{
+	if (sysvhash)
+		return sysvhash[1];
+	if (gnuhash) {
+		uint32_t nb = gnuhash[0], off = gnuhash[1], bs = gnuhash[2], last = 0;
+		const ElfW(Addr) *bloom = (const void *)&gnuhash[4];
+		const uint32_t *buckets = (const void *)&bloom[bs];
+		const uint32_t *chain = &buckets[nb];
+
+		for (uint32_t b = 0; b < nb; b++)
+			if (buckets[b] > last)
+				last = buckets[b];
+		if (last < off)
+			return off;
+		while (!(chain[last - off] & 1))
+			last++;
+		return last + 1;
+	}
+	return 0;
+}
+
+/* the version the object's undefined reference to sym asks for (its
+ * DT_VERNEED entry), NULL for an unversioned reference or none */
+static const char *needed_version(uintptr_t base, const ElfW(Dyn) * dyn, const char *sym)
+{
+	const ElfW(Sym) *symtab = NULL;
+	const char *strtab = NULL;
+	const uint32_t *gnuhash = NULL, *sysvhash = NULL;
+	const ElfW(Half) *versym = NULL;
+	const char *verneed = NULL;
+	uint32_t nverneed = 0, n;
+
+	for (; dyn->d_tag != DT_NULL; dyn++) {
+		uintptr_t v = dyn_ptr(base, dyn->d_un.d_ptr);
+		switch (dyn->d_tag) {
+		case DT_SYMTAB: symtab = (const void *)v; break;
+		case DT_STRTAB: strtab = (const void *)v; break;
+		case DT_GNU_HASH: gnuhash = (const void *)v; break;
+		case DT_HASH: sysvhash = (const void *)v; break;
+		case DT_VERSYM: versym = (const void *)v; break;
+		case DT_VERNEED: verneed = (const void *)v; break;
+		case DT_VERNEEDNUM: nverneed = (uint32_t)dyn->d_un.d_val; break;
+		}
+	}
+	if (!symtab || !strtab || !versym || !verneed)
+		return NULL;
+	n = dynsym_count(gnuhash, sysvhash);
+	for (uint32_t i = 1; i < n; i++) {
+		const ElfW(Sym) *s = &symtab[i];
+		unsigned want;
+		const char *vn = verneed;
+
+		if (s->st_shndx != SHN_UNDEF || !s->st_name || strcmp(strtab + s->st_name, sym))
+			continue;
+		want = versym[i] & 0x7fff;
+		if (want < 2)
+			return NULL; /* local or global: unversioned */
+		for (uint32_t k = 0; k < nverneed; k++) {
+			const ElfW(Verneed) *need = (const void *)vn;
+			const char *ax = vn + need->vn_aux;
+			for (unsigned j = 0; j < need->vn_cnt; j++) {
+				const ElfW(Vernaux) *aux = (const void *)ax;
+				if (aux->vna_other == want)
+					return strtab + aux->vna_name;
+				ax += aux->vna_next;
+			}
+			vn += need->vn_next;
+		}
+		return NULL;
+	}
+	return NULL;
+}
+
+static int find_caller(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct caller_obj *co = data;
+	const ElfW(Dyn) *dyn = NULL;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	bool in = false;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_DYNAMIC)
+			dyn = (const ElfW(Dyn) *)a;
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (co->ra >= a && co->ra < a + ph->p_memsz)
+			in = true;
+		if (a < lo)
+			lo = a;
+		if (a + ph->p_memsz > hi)
+			hi = a + ph->p_memsz;
+	}
+	if (!in)
+		return 0;
+	co->found = true;
+	co->file = info->dlpi_name ? info->dlpi_name : "";
+	co->lo = lo;
+	co->hi = hi;
+	co->ver = dyn ? needed_version(info->dlpi_addr, dyn, co->sym) : NULL;
+	return 1;
+}
+
+static void *sym_ver(void *h, const char *name, const char *ver)
+{
+	void *p = ver && ct_dl.dlvsym ? ct_dl.dlvsym(h, name, ver) : ct_dl.dlsym(h, name);
+
+	return p && !ct_addr_is_ours(p) ? p : NULL;
+}
+
+void *ct_resolve_for_caller(const char *name, const char *lib_hint, const void *ra, uintptr_t *lo,
+			    uintptr_t *hi)
+{
+	struct caller_obj co = { (uintptr_t)ra, name, NULL, 0, 0, NULL, false };
+	void *p = NULL;
+
+	ct_ensure_init();
+	*lo = *hi = 0;
+	if (!ct_dl.dlsym || !ra || ct_addr_is_ours(ra))
+		return ct_resolve_next(name, lib_hint);
+	ct_busy++;
+	dl_iterate_phdr(find_caller, &co);
+	if (co.found) {
+		*lo = co.lo;
+		*hi = co.hi;
+		/* the global scope, after the shim */
+		p = sym_ver(RTLD_NEXT, name, co.ver);
+		/* the caller's local scope: itself and its dependencies, in the
+		 * loader's order (RTLD_NOLOAD: a reference on what is there) */
+		if (!p && co.file[0] && ct_dl.dlopen) {
+			void *h = ct_dl.dlopen(co.file, RTLD_LAZY | RTLD_NOLOAD);
+			if (h) {
+				p = sym_ver(h, name, co.ver);
+				ct_dl.dlclose(h);
+			}
+		}
+		if (ct_dl.dlerror)
+			(void)ct_dl.dlerror();
+	}
+	ct_busy--;
+	/* nothing in the caller's scopes (it reached our export without a
+	 * reference of its own): the first loaded definition, as before */
+	return p ? p : ct_resolve_next(name, lib_hint);
+}

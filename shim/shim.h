@@ -83,6 +83,11 @@ void ct_resolve(void) CT_HIDDEN;
 /* The next definition of a CUDA/NVML symbol after ours: RTLD_NEXT first, then
  * every loaded object whose name contains lib_hint (RTLD_LOCAL loads). */
 void *ct_resolve_next(const char *name, const char *lib_hint) CT_HIDDEN;
+/* the definition of name the code at return address ra would have bound to
+ * (its global scope after the shim, then its own local scope, with the
+ * version its reference needs); *lo..*hi: the caller's object, 0..0 unknown */
+void *ct_resolve_for_caller(const char *name, const char *lib_hint, const void *ra, uintptr_t *lo,
+			    uintptr_t *hi) CT_HIDDEN;
 /* true when addr lies inside libcutrace.so */
 bool ct_addr_is_ours(const void *addr) CT_HIDDEN;
 

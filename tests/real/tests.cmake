@@ -24,3 +24,8 @@ foreach(c no_module_root no_module_user nvml_alone cudart11_rig cudart11_stub st
   set_tests_properties(real_verdict_${c} PROPERTIES FIXTURES_REQUIRED real_nvidia SKIP_RETURN_CODE 77
     LABELS real TIMEOUT 120 ENVIRONMENT "CUTRACE_REAL_DIR=${CUTRACE_REAL_DIR}")
 endforeach()
+
+# two cudarts (13 and 11.8) in RTLD_LOCAL extensions: each caller keeps its own
+add_test(NAME real_two_runtimes COMMAND ${CMAKE_CURRENT_LIST_DIR}/two_runtimes.sh $<TARGET_FILE:cutrace>)
+set_tests_properties(real_two_runtimes PROPERTIES FIXTURES_REQUIRED real_nvidia SKIP_RETURN_CODE 77
+  LABELS real TIMEOUT 120 ENVIRONMENT "CUTRACE_REAL_DIR=${CUTRACE_REAL_DIR}")
