@@ -111,6 +111,21 @@ def t_show_raw_needs_json():
 
 
 @test
+def t_show_no_time_chrome_refused():
+    # a Chrome trace is timestamps and durations: --no-time cannot be kept, and is not ignored
+    r = cutrace_run([PROBE], rig_env())
+    s = subprocess.run([CUTRACE, "show", "--no-time", "--format=chrome", r.dir], capture_output=True, text=True)
+    need(s.returncode == 2 and s.stdout == "" and len(s.stderr.strip().split("\n")) == 1
+         and "--no-time" in s.stderr and "Chrome" in s.stderr, "show --no-time --format=chrome: one line, exit 2",
+         s.returncode, s.stderr, s.stdout[:300])
+    # the formats that take it: prometheus has no times to hide
+    for fmt in ("text", "json", "prometheus"):
+        s = subprocess.run([CUTRACE, "show", "--no-time", "--format=" + fmt, r.dir], capture_output=True)
+        need(s.returncode == 0 and s.stdout, "show --no-time --format=%s" % fmt, s.returncode, s.stderr)
+    cleanup(r)
+
+
+@test
 def t_no_time_doctor_two_runs_identical():
     outs = []
     for i in (1, 2):

@@ -30,7 +30,8 @@ static const struct ct_opt show_opts[] = {
 	  "and hosts, failures grouped by verdict" },
 	{ "no-time", O_NO_TIME, CT_ARG_NONE, NULL,
 	  "stable output, alike for two runs of one program: no times, durations or start time, "
-	  "addresses as <addr>, pids and tids as #1, #2, ... in the order they started" },
+	  "addresses as <addr>, pids and tids as #1, #2, ... in the order they started "
+	  "(not with --format=chrome)" },
 	{ "pids", O_PIDS, CT_ARG_NONE, NULL, "with --no-time: keep the real pids and tids" },
 	{ "all", O_ALL, CT_ARG_NONE, NULL,
 	  "a job: every process's timeline (default: the summary, then one "
@@ -112,6 +113,12 @@ int cmd_show(int argc, char **argv)
 		return ct_opts_error(&show_spec, "no trace file or directory given");
 	if (raw && o.ops != ct_show_format("json")) {
 		ct_err("show: --raw adds parameter blocks to the JSON output only: use it with --json");
+		return CT_EXIT_USAGE;
+	}
+	if (o.no_time && o.ops == ct_show_format("chrome")) {
+		/* a Chrome trace is its times: not silently kept */
+		ct_err("show: --no-time is for text, JSON and prometheus: a Chrome trace is timestamps "
+		       "and durations");
 		return CT_EXIT_USAGE;
 	}
 	ct_desc_json_raw = raw;
