@@ -169,3 +169,36 @@ def t_no_time_slow_call():
     need(v["slow_call"] == {"call": "cuInit(flags=0x0)"} and "took over 1 s" in v["summary"],
          "JSON: the slow call without dur_ns", v)
     shutil.rmtree(top, ignore_errors=True)
+
+
+@test
+def t_no_time_default_run_dir():
+    # without -o cutrace names the run's directory run-YYYYMMDD-HHMMSS-PID: under --no-time that
+    # name is run-<time> wherever it shows (the file's path, CUTRACE_DIR in the environment block)
+    top = tempfile.mkdtemp(prefix="ct_it_stable_")
+    outs = []
+    for i in (1, 2):
+        got = []
+        for cmd in (["probe", "--no-time", "--color=never"], ["probe", "--no-time", "--json"],
+                    ["run", "--no-time", "--color=never", "--", PROBE]):
+            p = subprocess.run([CUTRACE] + cmd, env=rig_env(CUTRACE_DIR=os.path.join(top, "base")),
+                               capture_output=True, timeout=120)
+            need(p.returncode == 0, "%s rc=%d" % (cmd[0], p.returncode), p.stderr)
+            got.append(p.stdout + p.stderr)
+        runs = sorted(os.listdir(os.path.join(top, "base")))
+        need(len(runs) == 3 and all(re.match(r"run-\d{8}-\d{6}-\d+$", r) for r in runs), "3 run directories", runs)
+        p = subprocess.run([CUTRACE, "show", "--no-time", "--color=never", os.path.join(top, "base", runs[2])],
+                           capture_output=True)
+        got.append(p.stdout)
+        os.rename(os.path.join(top, "base"), os.path.join(top, "base.%d" % i))
+        outs.append(got)
+    txt = outs[0][0].decode(errors="replace")
+    need("/run-<time>/vm-#1-<time>.cutrace" in txt and "CUTRACE_DIR=%s/base/run-<time>\n" % top in txt,
+         "the run directory's name hidden", txt[:1500])
+    need('"CUTRACE_DIR": "%s/base/run-<time>"' % top in outs[0][1].decode(), "JSON: CUTRACE_DIR hidden",
+         outs[0][1][:3000])
+    for k, name in enumerate(("probe", "probe --json", "run", "show")):
+        need(outs[0][k] == outs[1][k], "--no-time %s differs in %d lines" % (name, _diff_lines(outs[0][k], outs[1][k])),
+             "\n".join("-%s\n+%s" % (x, y) for x, y in zip(outs[0][k].decode(errors="replace").split("\n"),
+                                                         outs[1][k].decode(errors="replace").split("\n")) if x != y)[:3000])
+    shutil.rmtree(top, ignore_errors=True)

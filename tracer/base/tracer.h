@@ -52,6 +52,10 @@ const char *ct_stable_idstr(uint32_t id, char *buf, size_t len);
  * in a name the shim made (HOST-PID-TIME.cutrace) become "#N" (or the
  * pid with --pids) and "<time>" */
 const char *ct_stable_path(const char *path, uint32_t pid, char *buf, size_t len);
+/* under ct_stable: every directory name cutrace gives a run
+ * (run-YYYYMMDD-HHMMSS-PID, also with -N) in s as "run-<time>" (a path, or a
+ * list of paths); returns s when there is none, else buf */
+const char *ct_stable_rundir(const char *s, char *buf, size_t len);
 
 /* the directory holding this executable (for finding libcutrace.so) */
 int ct_self_dir(char *buf, size_t len);

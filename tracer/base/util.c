@@ -95,7 +95,7 @@ const char *ct_stable_idstr(uint32_t id, char *buf, size_t len)
 const char *ct_stable_path(const char *path, uint32_t pid, char *buf, size_t len)
 {
 	const char *base = strrchr(path, '/'), *p, *hit = NULL, *e;
-	char needle[16], id[16];
+	char needle[16], id[16], tmp[4096];
 
 	if (!stable_on)
 		return path;
@@ -104,15 +104,63 @@ const char *ct_stable_path(const char *path, uint32_t pid, char *buf, size_t len
 	for (p = base; (p = strstr(p, needle)); p++)
 		hit = p;
 	if (!hit)
-		return path;
+		return ct_stable_rundir(path, buf, len);
 	e = hit + strlen(needle);
 	if (*e < '0' || *e > '9')
-		return path;
+		return ct_stable_rundir(path, buf, len);
 	while (*e >= '0' && *e <= '9')
 		e++;
-	snprintf(buf, len, "%.*s-%s-<time>%s", (int)(hit - path), path, ct_stable_idstr(pid, id, sizeof id),
-		 e);
+	snprintf(tmp, sizeof tmp, "%.*s-%s-<time>%s", (int)(hit - path), path,
+		 ct_stable_idstr(pid, id, sizeof id), e);
+	if (ct_stable_rundir(tmp, buf, len) == tmp)
+		snprintf(buf, len, "%s", tmp);
 	return buf;
+}
+
+/* n digits at s (n 0: one or more); the end of them, or NULL */
+static const char *digits(const char *s, int n)
+{
+	const char *b = s;
+
+	while (*s >= '0' && *s <= '9' && (!n || s - b < n))
+		s++;
+	return s == b || (n && s - b != n) ? NULL : s;
+}
+
+/* the end of a run directory's name cutrace made (run.c ct_default_run_dir:
+ * run-YYYYMMDD-HHMMSS-PID, -N when taken) at s, or NULL */
+static const char *rundir_end(const char *s)
+{
+	const char *e;
+
+	if (strncmp(s, "run-", 4) || !(e = digits(s + 4, 8)) || *e != '-' || !(e = digits(e + 1, 6)) ||
+	    *e != '-' || !(e = digits(e + 1, 0)))
+		return NULL;
+	if (*e == '-' && digits(e + 1, 0))
+		e = digits(e + 1, 0);
+	return *e == '\0' || *e == '/' || *e == ':' ? e : NULL;
+}
+
+const char *ct_stable_rundir(const char *s, char *buf, size_t len)
+{
+	size_t o = 0;
+	bool any = false;
+
+	if (!stable_on || !len)
+		return s;
+	for (const char *p = s; *p;) {
+		const char *e = (p == s || p[-1] == '/') ? rundir_end(p) : NULL;
+		const char *put = e ? "run-<time>" : p;
+		size_t n = e ? 10 : 1;
+		if (o + n >= len)
+			return s; /* does not fit: as it is */
+		memcpy(buf + o, put, n);
+		o += n;
+		p = e ? e : p + 1;
+		any = any || e;
+	}
+	buf[o] = '\0';
+	return any ? buf : s;
 }
 
 static enum ct_color_mode color_mode = CT_COLOR_AUTO;

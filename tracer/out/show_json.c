@@ -132,6 +132,22 @@ static void cmdline(struct ct_json *j, struct ct_trace *t)
 	ct_json_kbool(j, "cmdline_truncated", p && full > len);
 }
 
+/* an environment value: under --no-time CUTRACE_DIR=.../run-<time> */
+static void env_value(struct ct_json *j, const char *v, size_t n)
+{
+	char in[4096], out[4096];
+	const char *shown;
+
+	if (!ct_stable() || n >= sizeof in || memchr(v, '\0', n)) {
+		ct_json_strn(j, v, n);
+		return;
+	}
+	memcpy(in, v, n);
+	in[n] = '\0';
+	shown = ct_stable_rundir(in, out, sizeof out);
+	ct_json_strn(j, shown, strlen(shown));
+}
+
 static int json_process_begin(struct ct_show_ctx *c, struct ct_trace *t)
 {
 	const struct cutrace_header *h = ct_trace_header(t);
@@ -183,7 +199,7 @@ static int json_process_begin(struct ct_show_ctx *c, struct ct_trace *t)
 		name[n] = 0;
 		ct_json_key(j, name);
 		if (eq)
-			ct_json_strn(j, (const char *)eq + 1, len - n - 1);
+			env_value(j, (const char *)eq + 1, len - n - 1);
 		else
 			ct_json_null(j);
 	}

@@ -257,7 +257,7 @@ static int text_process_begin(struct ct_show_ctx *c, struct ct_trace *t)
 	const struct cutrace_header *h = ct_trace_header(t);
 	struct text_state *s = st_of(c);
 	FILE *f = c->out;
-	char buf[2048], buf2[256];
+	char buf[2048], buf2[256], rundir[2048];
 	const char *ver;
 
 	s->failed = s->never = 0;
@@ -310,10 +310,12 @@ static int text_process_begin(struct ct_show_ctx *c, struct ct_trace *t)
 		fprintf(f, " (euid %u egid %u)", h->euid, h->egid);
 	fputc('\n', f);
 	for (unsigned i = 0; ct_trace_ctx_str(t, CT_CTX_ENV, i, buf, sizeof buf); i++) {
-		size_t n = strlen(buf);
+		/* --no-time: CUTRACE_DIR=.../run-<time> */
+		const char *v = ct_stable_rundir(buf, rundir, sizeof rundir);
+		size_t n = strlen(v);
 		fprintf(f, "  %s", i ? "         " : "env      ");
 		/* some values are kilobytes (NVIDIA_REQUIRE_CUDA): JSON has them whole */
-		put_clean(f, (const unsigned char *)buf, n > 160 ? 160 : n);
+		put_clean(f, (const unsigned char *)v, n > 160 ? 160 : n);
 		if (n > 160)
 			fprintf(f, "... (%zu bytes)", n);
 		fputc('\n', f);
