@@ -202,3 +202,22 @@ def t_no_time_default_run_dir():
              "\n".join("-%s\n+%s" % (x, y) for x, y in zip(outs[0][k].decode(errors="replace").split("\n"),
                                                          outs[1][k].decode(errors="replace").split("\n")) if x != y)[:3000])
     shutil.rmtree(top, ignore_errors=True)
+
+
+@test
+def t_no_time_replay_two_runs_byte_identical():
+    # replay recreates a recorded failure around a command: its verdicts, twice, alike
+    top = tempfile.mkdtemp(prefix="ct_it_stable_")
+    r = cutrace_run([PROBE], rig_env(FAKENV_DENY="/dev/nvidia-uvm=EPERM"))
+    outs = []
+    for i in (1, 2):
+        p = subprocess.run([CUTRACE, "replay", "--no-time", "--color=never", r.dir, "--", PROBE],
+                           env=rig_env(CUTRACE_DIR=os.path.join(top, "base")), capture_output=True, timeout=120)
+        need(p.returncode == 0 and b"replay: reproduced" in p.stdout, "replay rc=%d" % p.returncode, p.stdout, p.stderr)
+        outs.append(p.stdout + p.stderr)
+        os.rename(os.path.join(top, "base"), os.path.join(top, "base.%d" % i))
+    need(b"replayed: pid #2 (cutrace-probe)" in outs[0] and b"/run-<time>" in outs[0], "replay, stable", outs[0])
+    need(outs[0] == outs[1], "replay --no-time differs in %d lines" % _diff_lines(outs[0], outs[1]),
+         outs[0].decode(errors="replace"), outs[1].decode(errors="replace"))
+    cleanup(r)
+    shutil.rmtree(top, ignore_errors=True)
