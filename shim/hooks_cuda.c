@@ -175,8 +175,11 @@ static void *real_at(int i, int s)
  * function per hook.  No locks, no malloc: rows are claimed by
  * compare-and-swap and read with acquire loads; FREE rows are only at the
  * end (a row leaves FREE for good; a row of an unloaded object is DEAD and
- * may be claimed again).  With more callers than rows the call is resolved
- * each time, uncached.
+ * may be claimed again).  A row's state word carries a generation that
+ * every change of state moves on, and a reader takes what it read of a row
+ * only when the state word is the same after it (a seqlock): a row dropped
+ * and claimed again for another object meanwhile is never half seen.  With
+ * more callers than rows the call is resolved each time, uncached.
  */
 #define RT_CALLERS 16
 enum {
@@ -185,10 +188,12 @@ enum {
 	RC_READY,
 	RC_DEAD
 };
+#define RC_KIND(st)       ((st)&3u)
+#define RC_NEXT(st, kind) ((((st) >> 2) + 1u) << 2 | (kind)) /* the next generation */
 
 struct rt_caller {
-	unsigned state;
-	uintptr_t lo, hi;     /* the caller object's span */
+	unsigned state;       /* generation << 2 | RC_... */
+	uintptr_t lo, hi;     /* the caller object's span (atomic accesses) */
 	void *real[H__COUNT]; /* by hook; NULL: not looked up yet */
 };
 static struct rt_caller rt_callers[RT_CALLERS];
@@ -199,26 +204,31 @@ static void rt_remember(int i, uintptr_t lo, uintptr_t hi, void *p)
 
 	for (int k = 0; k < RT_CALLERS; k++) {
 		struct rt_caller *c = &rt_callers[k];
+		unsigned st = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
 		void *cur = NULL;
-		if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) == RC_READY && c->lo == lo && c->hi == hi) {
-			__atomic_compare_exchange_n(&c->real[i], &cur, p, false, __ATOMIC_ACQ_REL,
+		if (RC_KIND(st) != RC_READY || __atomic_load_n(&c->lo, __ATOMIC_RELAXED) != lo ||
+		    __atomic_load_n(&c->hi, __ATOMIC_RELAXED) != hi)
+			continue;
+		if (__atomic_compare_exchange_n(&c->real[i], &cur, p, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE) &&
+		    __atomic_load_n(&c->state, __ATOMIC_ACQUIRE) != st) /* the row changed hands */
+			__atomic_compare_exchange_n(&c->real[i], &p, NULL, false, __ATOMIC_ACQ_REL,
 						    __ATOMIC_ACQUIRE);
-			return;
-		}
+		return;
 	}
 	for (int k = 0; k < RT_CALLERS; k++) {
 		struct rt_caller *c = &rt_callers[k];
 		unsigned st = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
-		if ((st != RC_FREE && st != RC_DEAD) ||
-		    !__atomic_compare_exchange_n(&c->state, &st, RC_FILLING, false, __ATOMIC_ACQ_REL,
-						 __ATOMIC_ACQUIRE))
+		if ((RC_KIND(st) != RC_FREE && RC_KIND(st) != RC_DEAD) ||
+		    !__atomic_compare_exchange_n(&c->state, &st, RC_NEXT(st, RC_FILLING), false,
+						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			continue;
 		for (int j = 0; j < H__COUNT; j++)
 			__atomic_store_n(&c->real[j], NULL, __ATOMIC_RELAXED);
-		c->lo = lo;
-		c->hi = hi;
+		__atomic_store_n(&c->lo, lo, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->hi, hi, __ATOMIC_RELAXED);
 		__atomic_store_n(&c->real[i], p, __ATOMIC_RELAXED);
-		__atomic_store_n(&c->state, RC_READY, __ATOMIC_RELEASE);
+		__atomic_store_n(&c->state, RC_NEXT(st, RC_READY), __ATOMIC_RELEASE);
 		return;
 	}
 	if (!__atomic_exchange_n(&full_said, 1, __ATOMIC_RELAXED))
@@ -254,11 +264,17 @@ static inline void *rt_real(int i, int s, const void *ra)
 	for (int k = 0; k < RT_CALLERS; k++) {
 		struct rt_caller *c = &rt_callers[k];
 		unsigned st = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
-		if (st == RC_FREE)
+		uintptr_t lo, hi;
+		if (RC_KIND(st) == RC_FREE)
 			break;
-		if (st == RC_READY && a - c->lo < c->hi - c->lo) {
-			void *p = __atomic_load_n(&c->real[i], __ATOMIC_ACQUIRE);
-			if (likely(p != NULL))
+		if (RC_KIND(st) != RC_READY)
+			continue;
+		lo = __atomic_load_n(&c->lo, __ATOMIC_RELAXED);
+		hi = __atomic_load_n(&c->hi, __ATOMIC_RELAXED);
+		if (a - lo < hi - lo) {
+			void *p = __atomic_load_n(&c->real[i], __ATOMIC_RELAXED);
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+			if (likely(p != NULL) && likely(__atomic_load_n(&c->state, __ATOMIC_RELAXED) == st))
 				return p;
 			break;
 		}
@@ -278,7 +294,7 @@ bool ct_cuda_bound(void)
 			if (__atomic_load_n(&hooks[i].real[k], __ATOMIC_RELAXED))
 				return true;
 	for (int k = 0; k < RT_CALLERS; k++)
-		if (__atomic_load_n(&rt_callers[k].state, __ATOMIC_RELAXED) == RC_READY)
+		if (RC_KIND(__atomic_load_n(&rt_callers[k].state, __ATOMIC_RELAXED)) == RC_READY)
 			return true;
 	return false;
 }
@@ -287,6 +303,7 @@ struct sweep {
 	void *seen[H__COUNT][CT_SLOTS];   /* the real pointers when the sweep began */
 	bool live[H__COUNT][CT_SLOTS];    /* found inside a loaded object */
 	uintptr_t clo[RT_CALLERS];        /* rt_callers: the READY rows' callers */
+	unsigned cst[RT_CALLERS];         /* and their state words */
 	bool clive[RT_CALLERS];
 	void *cseen[RT_CALLERS][H__COUNT];
 	bool creal_live[RT_CALLERS][H__COUNT];
@@ -342,9 +359,11 @@ void ct_cuda_sweep(void)
 			any |= sw.seen[i][k] != NULL;
 		}
 	for (int k = 0; k < RT_CALLERS; k++) {
-		if (__atomic_load_n(&rt_callers[k].state, __ATOMIC_ACQUIRE) != RC_READY)
+		unsigned st = __atomic_load_n(&rt_callers[k].state, __ATOMIC_ACQUIRE);
+		if (RC_KIND(st) != RC_READY)
 			continue;
-		sw.clo[k] = rt_callers[k].lo;
+		sw.cst[k] = st;
+		sw.clo[k] = __atomic_load_n(&rt_callers[k].lo, __ATOMIC_RELAXED);
 		for (int i = 0; i < H__COUNT; i++)
 			sw.cseen[k][i] = __atomic_load_n(&rt_callers[k].real[i], __ATOMIC_ACQUIRE);
 		any = true;
@@ -356,15 +375,14 @@ void ct_cuda_sweep(void)
 	 * callers (if any come back) look up again */
 	for (int k = 0; k < RT_CALLERS; k++) {
 		bool dead = sw.clo[k] && !sw.clive[k];
-		unsigned st = RC_READY;
+		unsigned st = sw.cst[k];
 		for (int i = 0; i < H__COUNT && sw.clo[k]; i++)
 			dead |= sw.cseen[k][i] && !sw.creal_live[k][i];
-		if (dead && __atomic_compare_exchange_n(&rt_callers[k].state, &st, RC_DEAD, false,
-							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-			for (int i = 0; i < H__COUNT; i++)
-				__atomic_store_n(&rt_callers[k].real[i], NULL, __ATOMIC_RELEASE);
+		/* only the row as it was checked; its functions are left: a DEAD
+		 * row is never read, and the next owner clears them (rt_remember) */
+		if (dead && __atomic_compare_exchange_n(&rt_callers[k].state, &st, RC_NEXT(st, RC_DEAD),
+							false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			ct_log(2, "runtime caller %d: unloaded, forgotten", k);
-		}
 	}
 	for (int i = 0; i < H__COUNT; i++)
 		for (int k = 0; k < CT_SLOTS; k++) {

@@ -72,6 +72,12 @@ int main(int argc, char **argv)
 		}
 		run = (void (*)(const char *))dlsym(h, "ext_run");
 		run(i == 1 ? "first" : "second");
+#ifdef CLOSE
+		/* the next extension may be mapped where this one (and its
+		 * cudart) was: the shim must not keep this one's runtime for it */
+		dlclose(h);
+		printf("closed: %s\n", dlopen(argv[i], RTLD_NOW | RTLD_NOLOAD) ? "still loaded" : "unloaded");
+#endif
 	}
 	return 3;
 }
@@ -81,12 +87,13 @@ cc -shared -fPIC -o "$W/ext13.so" "$W/ext.c" -L"$d13" -Wl,-rpath,"$d13" -l:libcu
 	cc -shared -fPIC -o "$W/ext11.so" "$W/ext.c" -L"$REAL_CUDART_DIR" -Wl,-rpath,"$REAL_CUDART_DIR" \
 		-l:libcudart.so.11.0 &&
 	cc -o "$W/host" "$W/host.c" -ldl &&
+	cc -DCLOSE -o "$W/hostc" "$W/host.c" -ldl &&
 	cc -DLINK_RT -o "$W/host11" "$W/host.c" -L"$REAL_CUDART_DIR" -Wl,-rpath,"$REAL_CUDART_DIR" \
 		-l:libcudart.so.11.0 -ldl || { bad "the test programs do not build"; exit 1; }
 
 export LD_LIBRARY_PATH=$REAL_LIBCUDA_DIR
 n=0
-for c in "host ext13 ext11" "host ext11 ext13" "host11 ext13 ext11"; do
+for c in "host ext13 ext11" "host ext11 ext13" "host11 ext13 ext11" "hostc ext11 ext13" "hostc ext13 ext11"; do
 	set -- $c
 	n=$((n + 1))
 	"$W/$1" "$W/$2.so" "$W/$3.so" >"$W/plain$n" 2>/dev/null
