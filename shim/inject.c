@@ -71,10 +71,15 @@ static void inj_note_set(const char *err)
 {
 	if (err != inj_err)
 		snprintf(inj_err, sizeof inj_err, "%s", err);
-	if (inj_said_by)
+	if (inj_said_by > 0)
 		snprintf(inj_note, sizeof inj_note,
 			 "CUTRACE_INJECT refused, nothing is injected (said on stderr by pid %d): %s",
 			 (int)inj_said_by, inj_err);
+	else if (inj_said_by < 0)
+		snprintf(inj_note, sizeof inj_note,
+			 "CUTRACE_INJECT refused, nothing is injected (said on stderr by another process of "
+			 "its tree): %s",
+			 inj_err);
 	else
 		snprintf(inj_note, sizeof inj_note, "CUTRACE_INJECT refused, nothing is injected: %s",
 			 inj_err);
@@ -114,8 +119,8 @@ void ct_inject_after_fork(void)
 	/* a child counts its own calls (when= is per process) */
 	for (int i = 0; i < nrules; i++)
 		__atomic_store_n(&rules[i].seen, 0, __ATOMIC_RELAXED);
-	/* its notes start empty: the refused rules are said again, as
-	 * said on stderr by the parent (or whoever the parent heard it from) */
+	/* its notes start empty: the refused rules are noted again, as
+	 * said on stderr by the parent (or whoever in the tree said it) */
 	if (ct_inj_bad) {
 		if (!inj_said_by)
 			inj_said_by = getppid();

@@ -173,8 +173,7 @@ uint64_t ct_now_ns(void) CT_HIDDEN;
 void ct_log(int level, const char *fmt, ...) CT_HIDDEN __attribute__((format(printf, 2, 3)));
 void ct_warn_once(const char *fmt, ...) CT_HIDDEN __attribute__((format(printf, 1, 2)));
 /* a warning said once per process tree (trace.c): returns 0 when said now,
- * else the pid of the process (this one's earlier image, or an ancestor)
- * that said it */
+ * else the pid of the process of the tree that said it (-1: not known yet) */
 pid_t ct_warn_tree(const char *key, const char *fmt, ...) CT_HIDDEN __attribute__((format(printf, 2, 3)));
 /* a note in the trace's context (not a degradation) */
 void ct_note_ctx(const char *why) CT_HIDDEN;

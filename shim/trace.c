@@ -223,16 +223,16 @@ void ct_warn_once(const char *fmt, ...)
 
 /*
  * Warnings said once per process tree.  A program started through a chain of
- * execs and forks (a pyenv shim is a shell script that runs a dozen more)
- * loads the shim into every image: each would say the same thing.  The
- * process that says it leaves a marker in the trace directory,
- * ".warned-KEY-PID-START" (START: its start time in clock ticks since boot,
- * field 22 of /proc/PID/stat, which an exec keeps and a reused pid does
- * not); a process whose own pid (an earlier image of it) or an ancestor's
- * has one says nothing.  Nothing in the program's environment changes.  A
- * descendant whose line of ancestors is broken (its parent exited and it
- * was reparented) says it again; so may two processes of one tree whose
- * common ancestor has no shim and that start at the same instant.
+ * execs and forks (a pyenv shim is a shell script that runs a dozen more, a
+ * job spawns its workers) loads the shim into every image: each would say
+ * the same thing.  The tree is named by its root: the oldest ancestor in an
+ * unbroken line of processes that have the shim mapped (/proc/PID/maps),
+ * with its start time (field 22 of /proc/PID/stat: an exec keeps it, a
+ * reused pid does not).  The first process of the tree to warn creates
+ * ".warned-KEY-ROOTPID-ROOTSTART" in the trace directory with O_EXCL and
+ * writes its pid into it; the others find it and say nothing.  Nothing in the
+ * program's environment changes.  A process whose parent exited (reparented)
+ * starts a tree of its own.
  */
 static bool proc_stat(pid_t pid, pid_t *ppid, unsigned long long *start)
 {
@@ -268,31 +268,89 @@ static bool proc_stat(pid_t pid, pid_t *ppid, unsigned long long *start)
 	return true;
 }
 
+/* the shim's file among the mappings of pid (read in pieces: a big
+ * program has thousands of lines) */
+static bool proc_has_shim(pid_t pid)
+{
+	static const char name[] = "libcutrace";
+	const size_t k = sizeof name - 1;
+	char path[48], buf[4096 + 16];
+	size_t keep = 0;
+	bool found = false;
+	int fd;
+
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	fd = ct_sys_open(path, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	for (int i = 0; i < 4096 && !found; i++) {
+		ssize_t r = ct_sys_read(fd, buf + keep, sizeof buf - 1 - keep);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		size_t n = keep + (size_t)r;
+		buf[n] = 0;
+		for (size_t j = 0; j + k <= n && !found; j++)
+			found = buf[j] == 'l' && !memcmp(buf + j, name, k);
+		/* a name cut at the end of this piece is found in the next */
+		keep = n < k ? n : k - 1;
+		memmove(buf, buf + n - keep, keep);
+	}
+	ct_sys_close(fd);
+	return found;
+}
+
 static void marker_name(char *buf, size_t len, const char *key, pid_t pid, unsigned long long start)
 {
 	snprintf(buf, len, ".warned-%s-%d-%llu", key, (int)pid, start);
 }
 
+static bool parse_dec(const char **p, unsigned *out);
+
 pid_t ct_warn_tree(const char *key, const char *fmt, ...)
 {
-	char why[256], name[96];
-	unsigned long long start, self_start = 0;
-	pid_t p = getpid(), pp = 0, said = 0;
-	int saved = errno;
-	int dfd = ct_tracedir_open(ct_cfg.dir, 1, why, sizeof why);
+	char why[256], name[96], text[24];
+	unsigned long long start, root_start = 0;
+	pid_t self = getpid(), p = self, pp = 0, root = 0, said = 0;
+	int saved = errno, fd = -1;
+	int dfd;
 	va_list ap;
 
+	/* one warning per image (as ct_warn_once), whatever its key */
+	if (__atomic_load_n(&warned, __ATOMIC_RELAXED) && ct_cfg.debug < 1)
+		return self;
+	dfd = ct_tracedir_open(ct_cfg.dir, 1, why, sizeof why);
+	/* the root: up the line of ancestors while they have the shim */
 	for (int depth = 0; dfd >= 0 && p > 0 && depth < 256; depth++, p = pp) {
-		struct stat st;
-		if (!proc_stat(p, &pp, &start))
+		if (!proc_stat(p, &pp, &start) || (depth && !proc_has_shim(p)))
 			break;
-		if (!depth)
-			self_start = start;
-		marker_name(name, sizeof name, key, p, start);
-		if (ct_sys_fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-		    st.st_uid == geteuid()) {
-			said = p;
-			break;
+		root = p;
+		root_start = start;
+	}
+	if (root) {
+		marker_name(name, sizeof name, key, root, root_start);
+		fd = (int)syscall(SYS_openat, dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+				  0600);
+		if (fd < 0 && errno == EEXIST) {
+			/* said by another process of the tree: which one, if it wrote it yet */
+			int r = (int)syscall(SYS_openat, dfd, name,
+					     O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+			said = -1; /* not written yet */
+			if (r >= 0) {
+				struct stat st;
+				ssize_t n = ct_sys_fstat(r, &st) == 0 && S_ISREG(st.st_mode)
+						    ? ct_sys_read(r, text, sizeof text - 1)
+						    : -1;
+				unsigned v = 0;
+				const char *q = text;
+				if (n > 0) {
+					text[n] = 0;
+					if (parse_dec(&q, &v) && v)
+						said = (pid_t)v;
+				}
+				ct_sys_close(r);
+			}
 		}
 	}
 	if (!said || ct_cfg.debug >= 1) {
@@ -300,14 +358,18 @@ pid_t ct_warn_tree(const char *key, const char *fmt, ...)
 		va_start(ap, fmt);
 		bool shown = vlog(true, fmt, ap);
 		va_end(ap);
-		if (shown && !said && dfd >= 0 && self_start) {
-			marker_name(name, sizeof name, key, getpid(), self_start);
-			int fd = (int)syscall(SYS_openat, dfd, name,
-					      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-			if (fd >= 0)
-				ct_sys_close(fd);
+		if (fd >= 0) {
+			/* the marker names who said it; a line that reached no
+			 * stderr leaves no marker: another process may say it */
+			int n = snprintf(text, sizeof text, "%d\n", (int)self);
+			if (shown)
+				(void)ct_sys_write(fd, text, (size_t)n);
+			else
+				(void)syscall(SYS_unlinkat, dfd, name, 0);
 		}
 	}
+	if (fd >= 0)
+		ct_sys_close(fd);
 	if (dfd >= 0)
 		ct_sys_close(dfd);
 	errno = saved;
@@ -933,7 +995,8 @@ fail_unlink:
 fail_dir:
 	ct_sys_close(dfd);
 fail:
-	ct_warn_once("tracing disabled: %s", why);
+	/* once per process tree: a job's spawned workers all meet the same limit */
+	ct_warn_tree("disabled", "tracing disabled: %s", why);
 	return -1;
 }
 

@@ -94,3 +94,22 @@ def t_warn_tree_no_empty_run_dir():
     need(len(warn_lines(p.stderr)) == 1, "one warning", p.stderr)
     need(os.listdir(base) == [], "no run directory left", os.listdir(base), p.stdout, p.stderr)
     shutil.rmtree(base, ignore_errors=True)
+
+
+@test
+def t_warn_tree_tracing_disabled():
+    # a limit every process meets only when it first touches CUDA: the fork
+    # tree's probes start side by side, none an ancestor of another
+    tmp = tempfile.mkdtemp(prefix="ct_wt_")
+    chain = os.path.join(tmp, "chain.sh")
+    open(chain, "w").write(CHAIN)
+    py = E.get("PYTHON3") or shutil.which("python3")
+    env = rig_env(PROBE=PROBE, PY=py)
+    # RLIMIT_FSIZE 100 blocks: below the smallest trace file
+    r = preload_run(["sh", "-c", 'ulimit -f 100 && exec sh "$0" 4', chain], env)
+    lines = [l for l in r.err.splitlines() if "tracing disabled" in l]
+    need(r.rc == 0 and len(lines) == 1, "one 'tracing disabled' line for the tree, got %d" % len(lines),
+         r.rc, r.err[-3000:])
+    need(not [f for f in os.listdir(r.dir) if f.endswith(".cutrace")], "no trace", os.listdir(r.dir))
+    cleanup(r)
+    shutil.rmtree(tmp, ignore_errors=True)
