@@ -3,8 +3,10 @@ container runtime, G3 WSL2, G4 stale driver files, G5 interposers and
 sandboxes): the process snapshot the shim writes (format 1.3), and the
 verdicts built on it.  Loaded by itest.py (test, need, cutrace_run, rig_env,
 base_env, events, first, expect_verdict, verdict, cleanup, ...)."""
+import json
 import os
 import shutil
+import subprocess
 import tempfile
 
 VGPU = os.path.join(os.path.dirname(FAKENV), "interposer", "libvgpu.so")
@@ -79,6 +81,30 @@ def t_interposer_note_on_lower_failure():
     expect_verdict(p, "device-node", "open", 100, "device cgroup")
     need("libvgpu.so was in the process" in (verdict(p)["notes"] or ""), "interposer note", verdict(p))
     cleanup(r)
+
+
+@test
+def t_doctor_names_preloaded_interposer():
+    """doctor names what LD_PRELOAD puts between programs and the driver, with the
+    calls it defines (read from its .dynsym); doctor's own mapped copy is the same
+    object, named once"""
+    need(os.path.exists(VGPU), "fake interposer built: " + VGPU)
+    p = subprocess.run([CUTRACE, "doctor", "--no-probe", "--json"], env=base_env(LD_PRELOAD=VGPU + ":" + FAKENV),
+                       capture_output=True, text=True, timeout=120)
+    doc = json.loads(p.stdout)
+    fs = [f for f in doc["findings"] if VGPU in f["summary"]]
+    need(len(fs) == 1, "one finding names the interposer", [f["summary"] for f in doc["findings"]])
+    f = fs[0]
+    need(f["severity"] == "warn" and f["section"] == "environment" and
+         ("LD_PRELOAD loads %s (HAMi-core's GPU-sharing interposer) into every program; it defines cuInit" % VGPU)
+         in f["summary"] and "unset LD_PRELOAD" in f["fix"], "the interposer finding", f)
+    # the rig's fake kernel defines ioctl and open: an interposer of libc, named as one
+    fk = [f for f in doc["findings"] if FAKENV in f["summary"]]
+    need(len(fk) == 1 and "ioctl" in fk[0]["summary"] and "open" in fk[0]["summary"], "fake kernel named", fk)
+    p = subprocess.run([CUTRACE, "doctor", "--no-probe"], env=base_env(LD_PRELOAD=VGPU), capture_output=True,
+                       text=True, timeout=120)
+    need("[warn]    loader: LD_PRELOAD loads %s (HAMi-core's GPU-sharing interposer)" % VGPU in p.stdout,
+         "the text names it", p.stdout)
 
 
 def one_failed_proc(r):

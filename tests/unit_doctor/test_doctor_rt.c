@@ -227,6 +227,111 @@ START_TEST(t_wsl_layout)
 }
 END_TEST
 
+/* ---- other libraries in the CUDA call path (catalog G5, machine_preload.c) ---------------- */
+static struct ct_machine_report *check_preload(char **env, const char *maps)
+{
+	static const char *const sys[] = { "/sys1", NULL };
+	static const char *const none[] = { NULL };
+	struct ct_machine_opts o = {
+		.root = tmp_root,
+		.env = env,
+		.ld_cache = "",
+		.system_dirs = sys,
+		.off_path_dirs = none,
+		.cudart_dirs = none,
+		.no_open = true,
+		.no_python = true,
+		.maps = maps,
+	};
+	struct ct_machine_report *r = calloc(1, sizeof *r);
+
+	ck_assert_ptr_nonnull(r);
+	ct_machine_check(r, &o);
+	return r;
+}
+
+START_TEST(t_preload_file_and_env)
+{
+	/* an /etc/ld.so.preload of the tree (never the machine's): the interposer, a plain
+	 * library, a name the loader finds in a system directory, a file that is not there */
+	copy_file(CT_FAKE_INTERPOSER, T("/opt/hami/libvgpu.so"));
+	copy_file(CT_FAKE_PLAIN, T("/opt/x/libplain.so"));
+	copy_file(CT_FAKE_PLAIN, T("/sys1/libbyname.so"));
+	write_str(T("/etc/ld.so.preload"),
+		  "/opt/hami/libvgpu.so\n/opt/x/libplain.so libbyname.so:/opt/gone.so\n");
+	char *env[] = { "LD_PRELOAD=/opt/x/libother.so libnowhere.so", "PATH=/usr/bin", NULL };
+	copy_file(CT_FAKE_INTERPOSER, T("/opt/x/libother.so"));
+	struct ct_machine_report *r = check_preload(env, "");
+	const struct ct_finding *f;
+
+	CK_FIND(r, CT_SEV_WARN, CT_LAYER_LOADER,
+		"/etc/ld.so.preload loads /opt/hami/libvgpu.so (HAMi-core's GPU-sharing interposer) into every "
+		"program on this machine; it defines cuInit, dlsym, ioctl: CUDA calls pass through it");
+	f = find(r, CT_SEV_WARN, CT_LAYER_LOADER, "/opt/hami/libvgpu.so (HAMi");
+	ck_assert_ptr_nonnull(strstr(f->fix, "remove the line /opt/hami/libvgpu.so from /etc/ld.so.preload"));
+	ck_assert_int_eq(f->section, CT_SEC_LIBS);
+	CK_FIND(r, CT_SEV_INFO, CT_LAYER_LOADER,
+		"/etc/ld.so.preload loads /opt/x/libplain.so into every program; it defines none of cuInit");
+	CK_FIND(r, CT_SEV_INFO, CT_LAYER_LOADER,
+		"/etc/ld.so.preload loads /sys1/libbyname.so into every program");
+	CK_FIND(r, CT_SEV_WARN, CT_LAYER_LOADER,
+		"/etc/ld.so.preload names /opt/gone.so, which cannot be preloaded");
+	/* LD_PRELOAD: an unknown library that defines cuInit, dlsym, ioctl; a name nowhere */
+	CK_FIND(r, CT_SEV_WARN, CT_LAYER_LOADER,
+		"LD_PRELOAD loads /opt/x/libother.so into every program; it defines cuInit, dlsym, ioctl");
+	f = find(r, CT_SEV_WARN, CT_LAYER_LOADER, "LD_PRELOAD loads /opt/x/libother.so");
+	ck_assert_int_eq(f->section, CT_SEC_ENV);
+	ck_assert_ptr_nonnull(strstr(f->fix, "unset LD_PRELOAD"));
+	CK_FIND(r, CT_SEV_WARN, CT_LAYER_LOADER,
+		"LD_PRELOAD names libnowhere.so, which the loader does not find");
+	free(r);
+}
+END_TEST
+
+START_TEST(t_preload_mapped)
+{
+	/* doctor's own mapped objects (a maps file): the stack is not named, an object that
+	 * defines CUDA-path calls is, once, even when LD_PRELOAD named it too */
+	char maps[PATH_MAX + 256];
+	char *env[] = { "PATH=/usr/bin", NULL };
+	snprintf(maps, sizeof maps,
+		 "7f0000000000-7f0000001000 r-xp 00000000 08:01 1 /usr/lib/x86_64-linux-gnu/libc.so.6\n"
+		 "7f0000001000-7f0000002000 r-xp 00000000 08:01 2 %s\n"
+		 "7f0000002000-7f0000003000 r--p 00001000 08:01 2 %s\n"
+		 "7f0000003000-7f0000004000 r-xp 00000000 08:01 3 %s\n"
+		 "7f0000004000-7f0000005000 rw-p 00000000 00:00 0 [heap]\n",
+		 CT_FAKE_INTERPOSER, CT_FAKE_INTERPOSER, CT_FAKE_PLAIN);
+	write_str(T("/maps"), maps);
+	struct ct_machine_report *r = check_preload(env, T("/maps"));
+	int n = 0;
+
+	for (int i = 0; i < r->n_findings; i++)
+		if (strstr(r->findings[i].summary, "is mapped into this process"))
+			n++;
+	ck_assert_int_eq(n, 1);
+	CK_FIND(r, CT_SEV_WARN, CT_LAYER_LOADER,
+		"libctdoctor_fake_interposer.so is mapped into this process");
+	CK_FIND(r, CT_SEV_WARN, CT_LAYER_LOADER, "and defines cuInit, dlsym, ioctl");
+	CK_NOFIND(r, CT_SEV_WARN, CT_LAYER_LOADER, "libctdoctor_fake_plain");
+	CK_NOFIND(r, CT_SEV_INFO, CT_LAYER_LOADER, "libc.so.6");
+	free(r);
+
+	/* named by LD_PRELOAD as well: one finding, LD_PRELOAD's */
+	char pre[PATH_MAX + 16];
+	snprintf(pre, sizeof pre, "LD_PRELOAD=%s", CT_FAKE_INTERPOSER);
+	copy_file(CT_FAKE_INTERPOSER, T(CT_FAKE_INTERPOSER));
+	char *env2[] = { pre, NULL };
+	r = check_preload(env2, T("/maps"));
+	n = 0;
+	for (int i = 0; i < r->n_findings; i++)
+		if (strstr(r->findings[i].summary, "libctdoctor_fake_interposer.so"))
+			n++;
+	ck_assert_int_eq(n, 1);
+	CK_FIND(r, CT_SEV_WARN, CT_LAYER_LOADER, "LD_PRELOAD loads");
+	free(r);
+}
+END_TEST
+
 static Suite *rt_suite(void)
 {
 	Suite *s = suite_create("doctor_runtime");
@@ -239,6 +344,8 @@ static Suite *rt_suite(void)
 	tcase_add_test(tc, t_musl);
 	tcase_add_test(tc, t_container_no_uvm_node);
 	tcase_add_test(tc, t_wsl_layout);
+	tcase_add_test(tc, t_preload_file_and_env);
+	tcase_add_test(tc, t_preload_mapped);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -14,11 +14,22 @@ set_target_properties(ct_doctor_fake_nvml PROPERTIES OUTPUT_NAME ctdoctor_fake_n
 target_compile_definitions(ct_doctor_fake_nvml PRIVATE CT_FAKE_NVML)
 target_link_options(ct_doctor_fake_nvml PRIVATE -Wl,-soname,libnvidia-ml.so.1)
 
+# a library preloaded between programs and the driver (catalog G5), and a plain one
+add_library(ct_doctor_fake_interposer SHARED ${CT_DOCTOR_DIR}/fake_interposer.c)
+set_target_properties(ct_doctor_fake_interposer PROPERTIES OUTPUT_NAME ctdoctor_fake_interposer
+  LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/unit_doctor)
+add_library(ct_doctor_fake_plain SHARED ${CT_DOCTOR_DIR}/fake_interposer.c)
+set_target_properties(ct_doctor_fake_plain PROPERTIES OUTPUT_NAME ctdoctor_fake_plain
+  LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/unit_doctor)
+target_compile_definitions(ct_doctor_fake_plain PRIVATE CT_PLAIN)
+
 set(_ct_doctor_defs
   CT_STUB_CUDA="${CUTRACE_CUDA_LIB_DIR}/stubs/libcuda.so"
   CT_CUDART="${CUTRACE_CUDA_LIB_DIR}/libcudart.so.13"
   CT_FAKE_CUDA="$<TARGET_FILE:ct_doctor_fake_cuda>"
-  CT_FAKE_NVML="$<TARGET_FILE:ct_doctor_fake_nvml>")
+  CT_FAKE_NVML="$<TARGET_FILE:ct_doctor_fake_nvml>"
+  CT_FAKE_INTERPOSER="$<TARGET_FILE:ct_doctor_fake_interposer>"
+  CT_FAKE_PLAIN="$<TARGET_FILE:ct_doctor_fake_plain>")
 
 add_executable(test_doctor ${CT_DOCTOR_DIR}/test_doctor.c)
 target_link_libraries(test_doctor PRIVATE cutrace_core PkgConfig::CHECK)
@@ -47,7 +58,7 @@ add_executable(test_doctor_rt ${CT_DOCTOR_DIR}/test_doctor_rt.c)
 target_link_libraries(test_doctor_rt PRIVATE cutrace_core PkgConfig::CHECK)
 target_include_directories(test_doctor_rt PRIVATE ${CT_DOCTOR_DIR})
 target_compile_definitions(test_doctor_rt PRIVATE ${_ct_doctor_defs})
-add_dependencies(test_doctor_rt ct_doctor_fake_cuda)
+add_dependencies(test_doctor_rt ct_doctor_fake_cuda ct_doctor_fake_interposer ct_doctor_fake_plain)
 add_test(NAME unit_doctor_runtime COMMAND test_doctor_rt)
 
 # doctor --check's line and status, doctor --format=prometheus (health.c)

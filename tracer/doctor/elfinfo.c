@@ -207,6 +207,54 @@ static void read_dynamic(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct ct_
 		snprintf(e->runpath, sizeof e->runpath, "%s", runpath ? runpath : rpath);
 }
 
+static const struct {
+	const char *name;
+	unsigned bit;
+} hook_names[] = {
+	{ "cuInit", CT_ELF_DEF_CUINIT },
+	{ "cuGetProcAddress", CT_ELF_DEF_GPA },
+	{ "cuGetProcAddress_v2", CT_ELF_DEF_GPA },
+	{ "dlsym", CT_ELF_DEF_DLSYM },
+	{ "dlvsym", CT_ELF_DEF_DLSYM },
+	{ "dlopen", CT_ELF_DEF_DLOPEN },
+	{ "dlmopen", CT_ELF_DEF_DLOPEN },
+	{ "ioctl", CT_ELF_DEF_IOCTL },
+	{ "open", CT_ELF_DEF_OPEN },
+	{ "open64", CT_ELF_DEF_OPEN },
+	{ "openat", CT_ELF_DEF_OPEN },
+	{ "openat64", CT_ELF_DEF_OPEN },
+	{ "nvmlInit_v2", CT_ELF_DEF_NVML },
+	{ "nvmlInit", CT_ELF_DEF_NVML },
+};
+
+static unsigned hook_bit(const char *name)
+{
+	if (name[0] != 'c' && name[0] != 'd' && name[0] != 'i' && name[0] != 'o' && name[0] != 'n')
+		return 0;
+	for (size_t i = 0; i < sizeof hook_names / sizeof hook_names[0]; i++)
+		if (!strcmp(name, hook_names[i].name))
+			return hook_names[i].bit;
+	return 0;
+}
+
+const char *ct_elf_hooks_str(unsigned hooks, char *buf, size_t len)
+{
+	static const char *const words[] = { "cuInit", "cuGetProcAddress", "dlsym", "dlopen", "ioctl",
+					     "open",   "nvmlInit" };
+	size_t n = 0;
+
+	if (len)
+		buf[0] = 0;
+	for (unsigned i = 0; i < sizeof words / sizeof words[0]; i++)
+		if (hooks & (1u << i)) {
+			int w = snprintf(buf + n, len > n ? len - n : 0, "%s%s", n ? ", " : "", words[i]);
+			if (w < 0 || (size_t)w >= (len > n ? len - n : 0))
+				break;
+			n += (size_t)w;
+		}
+	return buf;
+}
+
 static void read_dynsym(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct ct_elfinfo *e)
 {
 	Elf_Data *d = elf_getdata(scn, NULL);
@@ -225,7 +273,10 @@ static void read_dynsym(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct ct_e
 		if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_size > e->max_func_size)
 			e->max_func_size = sym.st_size;
 		name = elf_strptr(elf, sh->sh_link, sym.st_name);
-		if (!name || (name[0] != 'c' && name[0] != 'n'))
+		if (!name)
+			continue;
+		e->hooks |= hook_bit(name);
+		if (name[0] != 'c' && name[0] != 'n')
 			continue;
 		if (!strcmp(name, "cuInit"))
 			e->has_cuInit = true;

@@ -21,6 +21,16 @@
 #define CT_ELF_WRONG_CLASS   0x08u /* not the ELF class of this process */
 #define CT_ELF_WRONG_MACHINE 0x10u /* not the machine of this process */
 
+/* what a library defines that sits on the CUDA start-up path (ct_elfinfo.hooks):
+ * a preloaded object that defines one of these intercepts it (catalog G5) */
+#define CT_ELF_DEF_CUINIT 0x01u /* cuInit */
+#define CT_ELF_DEF_GPA    0x02u /* cuGetProcAddress, cuGetProcAddress_v2 */
+#define CT_ELF_DEF_DLSYM  0x04u /* dlsym, dlvsym */
+#define CT_ELF_DEF_DLOPEN 0x08u /* dlopen, dlmopen */
+#define CT_ELF_DEF_IOCTL  0x10u /* ioctl */
+#define CT_ELF_DEF_OPEN   0x20u /* open, open64, openat, openat64 */
+#define CT_ELF_DEF_NVML   0x40u /* nvmlInit_v2, nvmlInit */
+
 struct ct_elfinfo {
 	char path[CT_ELF_PATH_MAX];      /* as given */
 	char realpath[CT_ELF_PATH_MAX];  /* symlinks resolved ("" if that failed) */
@@ -45,6 +55,7 @@ struct ct_elfinfo {
 	bool has_cuDriverGetVersion;
 	bool has_nvmlInit_v2;
 	bool has_cudaRuntimeGetVersion;
+	unsigned hooks; /* CT_ELF_DEF_*: calls on the CUDA path it defines */
 
 	/* "580.159.04" for libcuda.so.580.159.04, "13.0.96" for
 	 * libcudart.so.13.0.96, "13" for libcudart.so.13; "" unknown */
@@ -70,6 +81,9 @@ const char *ct_elf_machine_name(int machine);
 /* ELF class and machine of this process (what ld.so accepts) */
 int ct_elf_host_class(void);
 int ct_elf_host_machine(void);
+
+/* "cuInit, dlsym, ioctl" for CT_ELF_DEF_* bits, into buf */
+const char *ct_elf_hooks_str(unsigned hooks, char *buf, size_t len);
 
 /* "stub", "compat", "host", "32-bit"... joined with ',' into buf */
 const char *ct_elf_flags_str(unsigned flags, char *buf, size_t len);

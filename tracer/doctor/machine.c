@@ -890,9 +890,6 @@ static void check_env(struct ct_mctx *c)
 	}
 	if ((v = ct_m_env(c, "LD_LIBRARY_PATH")) != NULL)
 		check_ld_library_path(c, v);
-	if ((v = ct_m_env(c, "LD_PRELOAD")) != NULL && *v)
-		ct_m_add(c, CT_SEC_ENV, CT_SEV_INFO, CT_LAYER_LOADER,
-			 "LD_PRELOAD=%s: preloaded libraries see (and may change) every CUDA call", v);
 	if ((v = ct_m_env(c, "CUDA_MPS_PIPE_DIRECTORY")) != NULL)
 		ct_m_add(c, CT_SEC_ENV, CT_SEV_INFO, CT_LAYER_DRIVER_API,
 			 "CUDA_MPS_PIPE_DIRECTORY=%s: CUDA connects to an MPS server there "
@@ -924,6 +921,7 @@ int ct_machine_check(struct ct_machine_report *r, const struct ct_machine_opts *
 	check_container(&c);
 	ct_m_check_runtime(&c);
 	check_env(&c);
+	ct_m_check_preload(&c);
 	ct_m_check_contract(&c);
 	return r->n_problems ? CT_EXIT_PROBLEM : CT_EXIT_OK;
 }

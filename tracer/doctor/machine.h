@@ -219,6 +219,8 @@ struct ct_machine_opts {
 	bool no_open;                    /* do not open device nodes */
 	bool no_python;                  /* do not ask python3 for its site-packages */
 	const char *kmsg;                /* the kernel log to read; NULL = <root>/dev/kmsg, "" = none */
+	const char *maps;                /* mapped objects to check (a maps file); NULL = /proc/self/maps
+					    on the machine itself, none under a root; "" = none */
 };
 
 /* Run every check and fill *r (large: allocate it).  Returns the exit code

@@ -32,6 +32,9 @@ void ct_m_check_contract(struct ct_mctx *c);
 /* what the container runtime put here: CDI specs, ld.so.conf.d drop-ins, musl,
  * the uvm node (machine_rt.c) */
 void ct_m_check_runtime(struct ct_mctx *c);
+/* other libraries in the CUDA call path: LD_PRELOAD, /etc/ld.so.preload, this
+ * process's mapped objects (machine_preload.c) */
+void ct_m_check_preload(struct ct_mctx *c);
 /* the hardware checks (machine_hw.c): PCI devices, module file, Secure Boot, firmware, kernel log */
 void ct_m_check_hw(struct ct_mctx *c);
 
