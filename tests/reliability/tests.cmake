@@ -111,3 +111,5 @@ cutrace_rel_test(crash crash.sh 6)
 cutrace_rel_test(valgrind valgrind.sh)
 set_tests_properties(rel_valgrind PROPERTIES LABELS "reliability;valgrind")
 cutrace_rel_test(ring_wrap wrap.sh)
+# runtime exports: each of 24 RTLD_LOCAL callers (8 threads) gets its own cudart
+cutrace_rel_test(runtime_callers rtcallers.sh)
