@@ -639,7 +639,8 @@ int ct_diagnose_file_end(const char *path, const struct ct_proc_end *end, struct
 	struct ct_trace *t;
 	struct diag_run *r;
 
-	if (ct_trace_open(path, &t, err, errlen) < 0)
+	/* one pass over the events: the written part is enough */
+	if (ct_trace_open_used(path, &t, err, errlen) < 0)
 		return -1;
 	r = calloc(1, sizeof *r);
 	if (!r || !(r->d = ct_diag_new())) {

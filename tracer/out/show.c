@@ -172,11 +172,14 @@ int ct_show_parse_only(const char *list, uint32_t *mask, char *bad, size_t badle
 static int show_file(struct iter *it, const char *path, bool in_dir)
 {
 	struct ct_show_ctx *c = it->c;
-	struct ct_trace *t;
+	struct ct_trace *t = NULL;
 	char err[512];
 	int r;
 
-	if (ct_trace_open(path, &t, err, sizeof err) < 0) {
+	/* of a job's many files, the written part of each (read, not mapped) */
+	r = c->multi ? ct_trace_open_used(path, &t, err, sizeof err)
+		     : ct_trace_open(path, &t, err, sizeof err);
+	if (r < 0) {
 		if (in_dir)
 			ct_warn("%s: %s (skipped)", path, err);
 		else

@@ -38,6 +38,7 @@ struct ct_trace {
 	unsigned char *base;     /* the mapping or the private copy */
 	size_t len;              /* bytes of base that may be read */
 	bool mapped;             /* base is an mmap (MADV_DONTNEED allowed) */
+	bool used_only;          /* base is the reused buffer of ct_trace_open_used */
 	struct cutrace_header hdr;
 	const unsigned char *ctx;
 	size_t ctx_len;

@@ -282,6 +282,89 @@ cut:
 }
 
 /* point the area pointers into the validated bytes at base */
+static void attach(struct ct_trace *t, unsigned char *base);
+
+/* ---- the written part, read into one reused buffer (ct_trace_open_used) ---------- */
+
+/*
+ * Mapping a file and unmapping it again costs a TLB shootdown each time (in
+ * a virtual machine, a hypercall): with thousands of small traces that is
+ * most of a job summary's time.  One anonymous buffer as long as the largest
+ * file seen (MAP_NORESERVE: only the pages read into become memory) takes
+ * the written part of each file in turn; what was read is cleared again
+ * when the trace is closed, so the rest always reads as zeros.
+ */
+static struct {
+	unsigned char *base;
+	size_t cap;
+	bool busy;
+	struct {
+		uint64_t off, len;
+	} dirty[4];
+	unsigned ndirty;
+} used_buf;
+
+static void used_release(void)
+{
+	for (unsigned i = 0; i < used_buf.ndirty; i++)
+		memset(used_buf.base + used_buf.dirty[i].off, 0, (size_t)used_buf.dirty[i].len);
+	used_buf.ndirty = 0;
+	used_buf.busy = false;
+}
+
+/* 0: t reads the written part of fd from the buffer; 1: not for this file
+ * (too much written, buffer in use, a read came short): map it instead */
+static int open_used(struct ct_trace *t, int fd)
+{
+	const struct cutrace_header *h = &t->hdr;
+	uint64_t used = h->head < t->nslots ? h->head : t->nslots, total = 0;
+	uint64_t ext[4][2] = {
+		{ 0, t->len < CUTRACE_HEADER_AREA ? t->len : CUTRACE_HEADER_AREA },
+		{ h->ctx_off, h->ctx_len },
+		{ h->tags_off, used * 8 },
+		{ h->slots_off, used * SLOT },
+	};
+
+	if (used_buf.busy || t->present < t->len || t->len > CT_SRC_MAX_BYTES)
+		return 1;
+	for (unsigned i = 0; i < 4; i++)
+		total += ext[i][1];
+	if (total > CT_TRACE_USED_MAX)
+		return 1;
+	if (t->len > used_buf.cap) {
+		long pg = sysconf(_SC_PAGESIZE);
+		size_t cap = ((size_t)t->len + (size_t)pg - 1) & ~((size_t)pg - 1);
+		void *m = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			       -1, 0);
+		if (m == MAP_FAILED)
+			return 1;
+		if (used_buf.base)
+			munmap(used_buf.base, used_buf.cap);
+		used_buf.base = m;
+		used_buf.cap = cap;
+	}
+	used_buf.busy = true;
+	for (unsigned i = 0; i < 4; i++) {
+		uint64_t off = 0;
+		used_buf.dirty[used_buf.ndirty].off = ext[i][0];
+		used_buf.dirty[used_buf.ndirty++].len = ext[i][1];
+		while (off < ext[i][1]) {
+			ssize_t r = pread(fd, used_buf.base + ext[i][0] + off, (size_t)(ext[i][1] - off),
+					  (off_t)(ext[i][0] + off));
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0) {
+				used_release(); /* the file shrank: the mapping says how */
+				return 1;
+			}
+			off += (uint64_t)r;
+		}
+	}
+	t->used_only = true;
+	attach(t, used_buf.base);
+	return 0;
+}
+
 static void attach(struct ct_trace *t, unsigned char *base)
 {
 	t->base = base;
@@ -315,6 +398,8 @@ void ct_trace_close(struct ct_trace *t)
 		ct_guard_del(t->guard);
 		munmap(t->base, t->len);
 	}
+	if (t->used_only)
+		used_release();
 	ct_blob_free(&t->blob);
 	free(t->q);
 	free(t->devmap);
@@ -402,7 +487,8 @@ static int open_data(struct ct_trace *t, const unsigned char *p, size_t n, uint6
 	return open_blob(t, &b, full, err, errlen);
 }
 
-static int open_fd(struct ct_trace *t, const char *path, int fd, bool stream, char *err, size_t errlen)
+static int open_fd(struct ct_trace *t, const char *path, int fd, bool stream, bool used, char *err,
+		   size_t errlen)
 {
 	unsigned char first[sizeof t->hdr];
 	struct stat st;
@@ -466,6 +552,8 @@ static int open_fd(struct ct_trace *t, const char *path, int fd, bool stream, ch
 		free(buf);
 		return open_blob(t, &b, 0, err, errlen);
 	}
+	if (used && open_used(t, fd) == 0)
+		return 0;
 	if (t->len != (uint64_t)(size_t)t->len)
 		return fail(err, errlen, "file too large to map");
 	void *m = mmap(NULL, t->len, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -478,7 +566,7 @@ static int open_fd(struct ct_trace *t, const char *path, int fd, bool stream, ch
 	return 0;
 }
 
-int ct_trace_open(const char *path, struct ct_trace **out, char *err, size_t errlen)
+static int trace_open(const char *path, bool used, struct ct_trace **out, char *err, size_t errlen)
 {
 	ct_rec_memo_reset();
 	struct ct_src_ent e;
@@ -494,7 +582,7 @@ int ct_trace_open(const char *path, struct ct_trace **out, char *err, size_t err
 		r = e.data ? open_data(t, e.data, e.len, e.full, err, errlen)
 			   : fail(err, errlen, "a tar bundle of traces: cutrace show lists them");
 	} else if ((r = ct_src_open(path, &fd, &stream, err, errlen)) == 0) {
-		r = open_fd(t, path, fd, stream, err, errlen);
+		r = open_fd(t, path, fd, stream, used, err, errlen);
 		close(fd);
 	}
 	if (r < 0) {
@@ -503,6 +591,16 @@ int ct_trace_open(const char *path, struct ct_trace **out, char *err, size_t err
 	}
 	*out = t;
 	return 0;
+}
+
+int ct_trace_open(const char *path, struct ct_trace **out, char *err, size_t errlen)
+{
+	return trace_open(path, false, out, err, errlen);
+}
+
+int ct_trace_open_used(const char *path, struct ct_trace **out, char *err, size_t errlen)
+{
+	return trace_open(path, true, out, err, errlen);
 }
 
 int ct_trace_open_mem(const void *buf, size_t len, struct ct_trace **out, char *err, size_t errlen)

@@ -76,6 +76,17 @@ struct ct_trace_stats {
  * bytes, file has 4096").
  */
 int ct_trace_open(const char *path, struct ct_trace **out, char *err, size_t errlen);
+/*
+ * The same for a reader that only walks the events once (a job's thousands of
+ * traces): a file whose written part (header page, context, the tags and
+ * slots below header.head) is at most CT_TRACE_USED_MAX bytes is read with
+ * pread into one buffer the reader keeps and reuses, not mapped: no mapping
+ * to set up and tear down per file.  What lies past header.head reads as
+ * zeros (ct_trace_written, which checks the bytes, wants ct_trace_open).
+ * Anything else, or while that buffer is in use, is opened as ct_trace_open.
+ */
+#define CT_TRACE_USED_MAX (4u << 20)
+int ct_trace_open_used(const char *path, struct ct_trace **out, char *err, size_t errlen);
 /* The same over a memory buffer (copied; used by the fuzzer and tests). */
 int ct_trace_open_mem(const void *buf, size_t len, struct ct_trace **out, char *err, size_t errlen);
 void ct_trace_close(struct ct_trace *t);
