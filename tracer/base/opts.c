@@ -162,6 +162,11 @@ int ct_opts_next(const struct ct_cmd_spec *c, int argc, char **argv, int *next, 
 	}
 }
 
+void ct_opts_resume(int at)
+{
+	optind = at;
+}
+
 /* "  -o, --output DIR", "  --size SIZE", "  --color[=WHEN]" */
 static int left_column(const struct ct_opt *o, char *buf, size_t len)
 {

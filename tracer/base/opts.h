@@ -69,10 +69,12 @@ void ct_opts_begin(const struct ct_cmd_spec *c);
  * The next option: its key with *v, CT_OPT_HELP for -h/--help, -1 at the
  * end of the options (*next: the index of the first operand), or -2 after
  * a usage error was said.  --color is applied here and not returned.  A
- * command whose spec has in_order may call again after taking an operand
- * at *next (set *next past it first): options may follow it.
+ * command whose spec has in_order may take the operand at *next and call
+ * ct_opts_resume(*next + 1): options may follow it.
  */
 int ct_opts_next(const struct ct_cmd_spec *c, int argc, char **argv, int *next, struct ct_optval *v);
+/* after an operand at argv[at-1]: read options again from argv[at] */
+void ct_opts_resume(int at);
 /* --help, made from the table */
 void ct_opts_help(const struct ct_cmd_spec *c, FILE *f);
 /* one line "cutrace: CMD: MESSAGE (try 'cutrace CMD --help')"; returns CT_EXIT_USAGE */

@@ -8,6 +8,7 @@
 #include "fmt.h"
 #include "health.h"
 #include "machine.h"
+#include "opts.h"
 #include "parse.h"
 #include "run.h"
 
@@ -20,49 +21,65 @@
 #include <time.h>
 #include <unistd.h>
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: cutrace doctor [--check] [--format=text|json|prometheus] [--timeout DURATION]\n"
-		   "                      [--no-probe] [--no-time [--pids]] [--color=auto|always|never]\n\n"
-		   "Checks this machine for what CUDA initialization needs, bottom-up:\n"
-		   "  device nodes      /dev/nvidiactl, /dev/nvidiaN, /dev/nvidia-uvm(-tools), caps:\n"
-		   "                    presence, numbers against /proc/devices, owner/mode, a real open\n"
-		   "  kernel module     /proc/driver/nvidia/version vs /sys/module/nvidia/version,\n"
-		   "                    nvidia_uvm, attached GPUs, module parameters\n"
-		   "  libraries         which libcuda.so.1 / libnvidia-ml.so.1 the loader would pick\n"
-		   "                    (LD_LIBRARY_PATH, ld.so.cache, system dirs) with ELF facts;\n"
-		   "                    stub and cuda-compat copies; every libcudart found\n"
-		   "  container         container markers, device cgroup, NVIDIA_* variables,\n"
-		   "                    CDI specs (/etc/cdi, /var/run/cdi) against the module,\n"
-		   "                    ld.so.conf.d 00-compat-*/00-nvcr-* drop-ins, musl\n"
-		   "  environment       CUDA_VISIBLE_DEVICES, LD_LIBRARY_PATH, ... sanity\n"
-		   "  contract          driver CUDA version vs each runtime (backward, minor, forward\n"
-		   "                    compatibility or cudaErrorInsufficientDriver)\n"
-		   "then runs `cutrace probe` (dlopen + cuInit under the shim) and prints a verdict.\n\n"
-		   "options:\n"
-		   "  --check           health check: one line on stdout, 'OK ...', 'PROBLEM [layer]\n"
-		   "                    summary; fix: ...' or 'UNKNOWN could not check: ...', and exit\n"
-		   "                    0 healthy, 1 a problem, 2 could not check (node-problem-detector\n"
-		   "                    custom plugins, Slurm's HealthCheckProgram); a healthy check\n"
-		   "                    leaves no trace behind\n"
-		   "  --format=FORMAT   text (default), json (one JSON document on stdout) or\n"
-		   "                    prometheus (metrics in the text exposition format, for\n"
-		   "                    node-exporter's textfile collector; exit status as --check)\n"
-		   "  --json            the same as --format=json\n"
-		   "  --timeout DURATION  how long the probe may take (default 60s; 0: no limit): a\n"
-		   "                    probe that did not finish is a problem, with the call it was in;\n"
-		   "                    with --check and prometheus: answer within DURATION (default\n"
-		   "                    20s; the probe gets 3/4 of what the machine checks leave)\n"
-		   "  --no-probe        only the static checks\n"
-		   "  --no-time         stable output, alike for two runs: the probe's verdict with no\n"
-		   "                    times, its pid as #1 (--pids: the real one), its trace\n"
-		   "                    directory as run-<time>; --check without cuInit's time;\n"
-		   "                    not with prometheus\n"
-		   "  --color=WHEN      auto (default: on a terminal, unless NO_COLOR), always, never\n"
-		   "  -h, --help        this help\n\n"
-		   "exit status: 0 healthy, 1 a problem was found, 2 usage or internal error (with\n"
-		   "--check or prometheus: could not check)\n");
-}
+enum {
+	O_CHECK = CT_OPT_FIRST_LONG,
+	O_FORMAT,
+	O_JSON,
+	O_TIMEOUT,
+	O_NO_PROBE,
+	O_NO_TIME,
+	O_PIDS
+};
+
+/* the options: --help and the parser are both made from this table */
+static const struct ct_opt doctor_opts[] = {
+	{ "check", O_CHECK, CT_ARG_NONE, NULL,
+	  "health check: one line on stdout, 'OK ...', 'PROBLEM [layer] summary; fix: ...' or "
+	  "'UNKNOWN could not check: ...', and exit 0 healthy, 1 a problem, 2 could not check "
+	  "(node-problem-detector custom plugins, Slurm's HealthCheckProgram); a healthy check "
+	  "leaves no trace behind" },
+	{ "format", O_FORMAT, CT_ARG_STRING, "FORMAT",
+	  "text (default), json (one JSON document on stdout) or prometheus (metrics in the text "
+	  "exposition format, for node-exporter's textfile collector; exit status as --check)" },
+	{ "json", O_JSON, CT_ARG_NONE, NULL, "the same as --format=json" },
+	{ "timeout", O_TIMEOUT, CT_ARG_DURATION, "DURATION",
+	  "how long the probe may take (default 60s; 0: no limit): a probe that did not finish "
+	  "is a problem, with the call it was in; with --check and prometheus: answer within "
+	  "DURATION (default 20s; the probe gets 3/4 of what the machine checks leave)" },
+	{ "no-probe", O_NO_PROBE, CT_ARG_NONE, NULL, "only the static checks" },
+	{ "no-time", O_NO_TIME, CT_ARG_NONE, NULL,
+	  "stable output, alike for two runs: the probe's verdict with no times, its pid as #1 "
+	  "(--pids: the real one), its trace directory as run-<time>; --check without cuInit's "
+	  "time; not with prometheus" },
+	{ "pids", O_PIDS, CT_ARG_NONE, NULL, "with --no-time: the real pid" },
+	CT_OPT_ROW_COLOR,
+	CT_OPT_ROW_HELP,
+	{ 0 },
+};
+
+static const struct ct_cmd_spec doctor_spec = {
+	.cmd = "doctor",
+	.opts = doctor_opts,
+	.usage = "usage: cutrace doctor [--check] [--format=text|json|prometheus] [--timeout DURATION]\n"
+		 "                      [--no-probe] [--no-time [--pids]] [--color[=WHEN]]\n\n"
+		 "Checks this machine for what CUDA initialization needs, bottom-up:\n"
+		 "  device nodes      /dev/nvidiactl, /dev/nvidiaN, /dev/nvidia-uvm(-tools), caps:\n"
+		 "                    presence, numbers against /proc/devices, owner/mode, a real open\n"
+		 "  kernel module     /proc/driver/nvidia/version vs /sys/module/nvidia/version,\n"
+		 "                    nvidia_uvm, attached GPUs, module parameters\n"
+		 "  libraries         which libcuda.so.1 / libnvidia-ml.so.1 the loader would pick\n"
+		 "                    (LD_LIBRARY_PATH, ld.so.cache, system dirs) with ELF facts;\n"
+		 "                    stub and cuda-compat copies; every libcudart found\n"
+		 "  container         container markers, device cgroup, NVIDIA_* variables,\n"
+		 "                    CDI specs (/etc/cdi, /var/run/cdi) against the module,\n"
+		 "                    ld.so.conf.d 00-compat-*/00-nvcr-* drop-ins, musl\n"
+		 "  environment       CUDA_VISIBLE_DEVICES, LD_LIBRARY_PATH, ... sanity\n"
+		 "  contract          driver CUDA version vs each runtime (backward, minor, forward\n"
+		 "                    compatibility or cudaErrorInsufficientDriver)\n"
+		 "then runs `cutrace probe` (dlopen + cuInit under the shim) and prints a verdict.\n",
+	.after = "exit status: 0 healthy, 1 a problem was found, 2 usage or internal error (with\n"
+		 "--check or prometheus: could not check)\n",
+};
 
 struct doctor_args {
 	bool json;
@@ -79,63 +96,43 @@ struct doctor_args {
 
 static int parse_args(int argc, char **argv, struct doctor_args *a)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *s = argv[i];
+	struct ct_optval v;
+	int k, next = 1;
 
-		if (!strcmp(s, "--json") || !strcmp(s, "--format=json")) {
-			a->json = true;
-			a->prometheus = false;
-		} else if (!strcmp(s, "--format=text")) {
-			a->json = a->prometheus = false;
-		} else if (!strcmp(s, "--format=prometheus")) {
-			a->prometheus = true;
-			a->json = false;
-		} else if (!strncmp(s, "--format", 8)) {
-			ct_err("doctor: --format takes text, json or prometheus, not '%s' (try 'cutrace doctor --help')",
-			       s[8] == '=' ? s + 9 : "");
-			return -1;
-		} else if (!strcmp(s, "--check")) {
-			a->check = true;
-		} else if (!strcmp(s, "--no-probe")) {
-			a->no_probe = true;
-		} else if (!strcmp(s, "--no-time")) {
-			a->no_time = true;
-		} else if (!strcmp(s, "--pids")) {
-			a->keep_pids = true;
-		} else if (!strcmp(s, "--timeout") || !strncmp(s, "--timeout=", 10)) {
-			const char *val = s[9] == '=' ? s + 10 : i + 1 < argc ? argv[++i] : NULL;
-			if (!val) {
-				ct_err("doctor: --timeout needs a value (try 'cutrace doctor --help')");
-				return -1;
-			}
-			if (ct_parse_duration(val, &a->timeout_ns) < 0) {
-				ct_err("doctor: --timeout '%s' is not a duration such as 20s, 500ms or 2m (0: none) "
-				       "(try 'cutrace doctor --help')",
-				       val);
-				return -1;
-			}
-			a->timeout_arg = val;
-		} else if (!strcmp(s, "--color") || !strcmp(s, "--color=auto")) {
-			ct_color_set_mode(CT_COLOR_AUTO);
-		} else if (!strcmp(s, "--color=always")) {
-			ct_color_set_mode(CT_COLOR_ALWAYS);
-		} else if (!strcmp(s, "--color=never")) {
-			ct_color_set_mode(CT_COLOR_NEVER);
-		} else if (!strncmp(s, "--color=", 8)) {
-			ct_err("doctor: --color takes auto, always or never, not '%s'", s + 8);
-			return -1;
-		} else if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
-			usage(stdout);
-			return 1;
-		} else if (s[0] == '-') {
-			ct_err("doctor: unknown option '%s' (try 'cutrace doctor --help')", s);
-			return -1;
-		} else {
-			ct_err("doctor: unexpected argument '%s' (doctor checks this machine; it takes "
-			       "no program)", s);
-			return -1;
+	ct_opts_begin(&doctor_spec);
+	while ((k = ct_opts_next(&doctor_spec, argc, argv, &next, &v)) != -1) {
+		switch (k) {
+		case -2: return -1;
+		case CT_OPT_HELP: ct_opts_help(&doctor_spec, stdout); return 1;
+		case O_JSON: a->json = true, a->prometheus = false; break;
+		case O_FORMAT:
+			if (!strcmp(v.s, "json"))
+				a->json = true, a->prometheus = false;
+			else if (!strcmp(v.s, "text"))
+				a->json = a->prometheus = false;
+			else if (!strcmp(v.s, "prometheus"))
+				a->prometheus = true, a->json = false;
+			else
+				return ct_opts_error(&doctor_spec,
+						     "--format takes text, json or prometheus, not '%s'",
+						     v.s),
+				       -1;
+			break;
+		case O_CHECK: a->check = true; break;
+		case O_NO_PROBE: a->no_probe = true; break;
+		case O_NO_TIME: a->no_time = true; break;
+		case O_PIDS: a->keep_pids = true; break;
+		case O_TIMEOUT:
+			a->timeout_ns = v.n;
+			a->timeout_arg = v.s;
+			break;
 		}
 	}
+	if (next < argc)
+		return ct_opts_error(&doctor_spec,
+				     "unexpected argument '%s' (doctor checks this machine; it takes no program)",
+				     argv[next]),
+		       -1;
 	return 0;
 }
 

@@ -6,6 +6,7 @@
  */
 #include "cmd.h"
 #include "run.h"
+#include "opts.h"
 #include "show.h"
 
 #include <limits.h>
@@ -15,74 +16,79 @@
 
 #include "inject_rules.h"
 
-static void probe_usage(FILE *f)
-{
-	fprintf(f, "usage: cutrace probe [-o DIR] [--inject RULE]... [--scenario NAME] [--ctx] [--nvml]\n"
-		   "                     [--json] [-q] [--size SIZE] [--timeout DURATION] [--lib PATH]\n"
-		   "                     [--color=WHEN]\n\n"
-		   "Runs the bare driver probe (dlopen libcuda.so.1, cuInit, cuDriverGetVersion,\n"
-		   "cuDeviceGetCount, device names) under the shim, prints its timeline and the\n"
-		   "verdict.  Works on any machine: without a GPU or driver it says what is missing.\n\n"
-		   "  -o, --output DIR     trace directory (default: a new one under $CUTRACE_DIR\n"
-		   "                       or /tmp/cutrace-UID)\n"
-		   "  --inject RULE        inject a fault (repeatable); see 'cutrace run --help-inject'\n"
-		   "  --scenario NAME      inject a named scenario's rules (see 'cutrace scenarios')\n"
-		   "  --ctx                also create a primary context on device 0\n"
-		   "  --nvml               also initialise NVML\n"
-		   "  --json               print the trace as one JSON document (as 'cutrace show\n"
-		   "                       --json') on stdout; the probe's own output goes to stderr\n"
-		   "  -q, --quiet          after the timeline, print the verdict only if the probe failed\n"
-		   "  --size SIZE          trace file size (default 16M)\n"
-		   "  --timeout DURATION   kill the probe after DURATION (default 60s; 0: no limit):\n"
-		   "                       a call that did not return by then is the finding\n"
-		   "  --lib PATH           libcutrace.so to preload (default: found next to cutrace)\n"
-		   "  --color=WHEN         auto (default: on a terminal, unless NO_COLOR), always, never\n"
-		   "  --no-time            stable output, alike for two runs: no times, addresses as\n"
-		   "                       <addr>, pids as #1, #2, ... (--pids: the real ones)\n"
-		   "  -h, --help           this help\n\n"
-		   "exit status: 0 CUDA initialized, 1 it failed (the verdict says where), 2 usage error\n");
-}
+enum {
+	O_CTX = CT_OPT_FIRST_LONG,
+	O_NVML,
+	O_JSON
+};
+
+/* the options: --help and the parser are both made from this table */
+static const struct ct_opt probe_opts[] = {
+	{ "output", 'o', CT_ARG_STRING, "DIR",
+	  "trace directory (default: a new one under $CUTRACE_DIR or /tmp/cutrace-UID)" },
+	{ "inject", CT_RUN_O_INJECT, CT_ARG_STRING, "RULE",
+	  "inject a fault (repeatable); see 'cutrace run --help-inject'" },
+	{ "scenario", CT_RUN_O_SCENARIO, CT_ARG_STRING, "NAME",
+	  "inject a named scenario's rules (see 'cutrace scenarios')" },
+	{ "ctx", O_CTX, CT_ARG_NONE, NULL, "also create a primary context on device 0" },
+	{ "nvml", O_NVML, CT_ARG_NONE, NULL, "also initialise NVML" },
+	{ "json", O_JSON, CT_ARG_NONE, NULL,
+	  "print the trace as one JSON document (as 'cutrace show --json') on stdout; the "
+	  "probe's own output goes to stderr" },
+	{ "quiet", 'q', CT_ARG_NONE, NULL, "after the timeline, print the verdict only if the probe failed" },
+	{ "size", CT_RUN_O_SIZE, CT_ARG_SIZE, "SIZE", "trace file size (default 16M; 256K to 1G)" },
+	{ "timeout", CT_RUN_O_TIMEOUT, CT_ARG_DURATION, "DURATION",
+	  "kill the probe after DURATION (default 60s; 0: no limit): a call that did not "
+	  "return by then is the finding" },
+	{ "lib", CT_RUN_O_LIB, CT_ARG_STRING, "PATH",
+	  "libcutrace.so to preload (default: found next to cutrace)" },
+	{ "no-time", CT_RUN_O_NO_TIME, CT_ARG_NONE, NULL,
+	  "stable output, alike for two runs: no times, addresses as <addr>, pids as #1, #2, ..." },
+	{ "pids", CT_RUN_O_PIDS, CT_ARG_NONE, NULL, "with --no-time: the real pids" },
+	CT_OPT_ROW_COLOR,
+	{ "help-inject", CT_RUN_O_HELP_INJECT, CT_ARG_NONE, NULL,
+	  "print the fault injection rule grammar (as 'cutrace run --help-inject')" },
+	CT_OPT_ROW_HELP,
+	{ 0 },
+};
+
+static const struct ct_cmd_spec probe_spec = {
+	.cmd = "probe",
+	.opts = probe_opts,
+	.in_order = true,
+	.usage = "usage: cutrace probe [OPTIONS]\n\n"
+		 "Runs the bare driver probe (dlopen libcuda.so.1, cuInit, cuDriverGetVersion,\n"
+		 "cuDeviceGetCount, device names) under the shim, prints its timeline and the\n"
+		 "verdict.  Works on any machine: without a GPU or driver it says what is missing.\n",
+	.after = "exit status: 0 CUDA initialized, 1 it failed (the verdict says where), 2 usage error\n",
+};
 
 int cmd_probe(int argc, char **argv)
 {
 	struct ct_run_opts o;
+	struct ct_optval v;
 	char probe[PATH_MAX];
 	char *pargv[8];
-	int pargc = 0, ci, status = 0, r, failed;
+	int pargc = 0, ci = 1, status = 0, r, failed, k;
 	bool ctx = false, nvml = false;
-	char **av = calloc((size_t)argc + 1, sizeof *av);
-	int ac = 0;
 
-	if (!av)
-		return CT_EXIT_USAGE;
-	/* take out the probe's own options, hand the rest to the run parser */
-	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--ctx"))
-			ctx = true;
-		else if (!strcmp(argv[i], "--nvml"))
-			nvml = true;
-		else
-			av[ac++] = argv[i];
+	ct_run_opts_init(&o);
+	ct_opts_begin(&probe_spec);
+	while ((k = ct_opts_next(&probe_spec, argc, argv, &ci, &v)) != -1) {
+		if (k == -2 || ct_run_opt(&probe_spec, &o, k, &v) < 0)
+			return CT_EXIT_USAGE;
+		switch (k) {
+		case CT_OPT_HELP: ct_opts_help(&probe_spec, stdout); return CT_EXIT_OK;
+		case CT_RUN_O_HELP_INJECT: printf("%s\n", ct_rules_grammar); return CT_EXIT_OK;
+		case O_CTX: ctx = true; break;
+		case O_NVML: nvml = true; break;
+		case O_JSON: o.json = true; break;
+		}
 	}
-	r = ct_run_parse_cmd("probe", ac, av, &o, &ci, false); /* one-line usage errors */
-	if (r == 1) {
-		probe_usage(stdout);
-		free(av);
-		return CT_EXIT_OK;
-	}
-	if (r == 3) {
-		free(av);
-		printf("%s\n", ct_rules_grammar); /* as 'cutrace run --help-inject' */
-		return CT_EXIT_OK;
-	}
-	if (r < 0 || ci < ac) {
-		if (r == 0)
-			ct_err("probe: unexpected argument '%s': the probe runs its own program (try 'cutrace probe --help')",
-			       av[ci]);
-		free(av);
-		return CT_EXIT_USAGE;
-	}
-	free(av);
+	if (ci < argc)
+		return ct_opts_error(&probe_spec, "unexpected argument '%s': the probe runs its own program",
+				     argv[ci]);
+	ct_stable_set(o.no_time, o.keep_pids);
 	/* a driver call that never returns must not hold the probe forever */
 	if (!o.timeout_arg) {
 		o.timeout_ns = CT_PROBE_TIMEOUT_NS;

@@ -17,6 +17,7 @@
 #include "run.h"
 #include "scenarios.h"
 #include "inject_rules.h"
+#include "opts.h"
 #include "parse.h"
 
 #include <limits.h>
@@ -30,25 +31,45 @@
 /* the recorded failure happened here with no rule behind it */
 #define REPLAY_EXIT_REAL 3
 
-static void replay_usage(FILE *f)
-{
-	fprintf(f,
-		"usage: cutrace replay [OPTIONS] TRACE [OPTIONS] [-- CMD [ARGS...]]\n\n"
-		"Derives the injection rules that recreate the root failure of TRACE (a trace file,\n"
-		"or a directory: its first failed process) and runs CMD under them, then checks\n"
-		"that the new verdict matches the recorded one (layer, kind of step, final code).\n"
-		"Options may come before or after TRACE (before '--').\n\n"
-		"  --print             only print the rules (and environment, timeout)\n"
-		"  -o DIR              trace directory of the new run\n"
-		"  --timeout DURATION  kill CMD and its processes after DURATION; a recorded call\n"
-		"                      that never returned is replayed with --timeout %s unless given\n"
-		"  --inject RULE       more rules for the new run (CUTRACE_INJECT is kept as well)\n"
-		"  --no-time           stable verdict lines: no times, pids as #1, #2, ... (--pids:\n"
-		"                      the real ones)\n\n"
-		"exit status: 0 reproduced by injection (or --print), 1 not reproduced, 2 usage or\n"
-		"bad trace, 3 the same failure here for a real reason (no rule fired on it)\n",
-		REPLAY_HANG_TIMEOUT);
-}
+enum {
+	O_PRINT = CT_OPT_FIRST_LONG
+};
+
+/* the options: --help and the parser are both made from this table */
+static const struct ct_opt replay_opts[] = {
+	{ "print", O_PRINT, CT_ARG_NONE, NULL, "only print the rules (and environment, timeout)" },
+	{ "output", 'o', CT_ARG_STRING, "DIR", "trace directory of the new run" },
+	{ "timeout", CT_RUN_O_TIMEOUT, CT_ARG_DURATION, "DURATION",
+	  "kill CMD and its processes after DURATION; a recorded call that never returned is "
+	  "replayed with --timeout " REPLAY_HANG_TIMEOUT " unless given" },
+	{ "inject", CT_RUN_O_INJECT, CT_ARG_STRING, "RULE",
+	  "more rules for the new run (CUTRACE_INJECT is kept as well); see --help-inject" },
+	{ "size", CT_RUN_O_SIZE, CT_ARG_SIZE, "SIZE",
+	  "trace file size of the new run (default 16M; 256K to 1G)" },
+	{ "lib", CT_RUN_O_LIB, CT_ARG_STRING, "PATH",
+	  "libcutrace.so to preload (default: found next to cutrace)" },
+	{ "no-time", CT_RUN_O_NO_TIME, CT_ARG_NONE, NULL,
+	  "stable verdict lines: no times, pids as #1, #2, ... (--pids: the real ones)" },
+	{ "pids", CT_RUN_O_PIDS, CT_ARG_NONE, NULL, "with --no-time: the real pids" },
+	CT_OPT_ROW_COLOR,
+	{ "help-inject", CT_RUN_O_HELP_INJECT, CT_ARG_NONE, NULL,
+	  "print the fault injection rule grammar (as 'cutrace run --help-inject')" },
+	CT_OPT_ROW_HELP,
+	{ 0 },
+};
+
+static const struct ct_cmd_spec replay_spec = {
+	.cmd = "replay",
+	.opts = replay_opts,
+	.in_order = true, /* TRACE, then more options, then CMD */
+	.usage = "usage: cutrace replay [OPTIONS] TRACE [OPTIONS] [-- CMD [ARGS...]]\n\n"
+		 "Derives the injection rules that recreate the root failure of TRACE (a trace file,\n"
+		 "or a directory: its first failed process) and runs CMD under them, then checks\n"
+		 "that the new verdict matches the recorded one (layer, kind of step, final code).\n"
+		 "Options may come before or after TRACE (before '--').\n",
+	.after = "exit status: 0 reproduced by injection (or --print), 1 not reproduced, 2 usage or\n"
+		 "bad trace, 3 the same failure here for a real reason (no rule fired on it)\n",
+};
 
 /* the name under which the recording was made with `cutrace run --scenario`
  * (CUTRACE_SCENARIO in the recorded environment), or "" */
@@ -92,54 +113,50 @@ int cmd_replay(int argc, char **argv)
 {
 	struct ct_run_opts o;
 	struct ct_verdict rec, *got = NULL;
-	char rules[1024], env[512], why[512], err[512], scen_rec[64], **paths = NULL, **av, shown[4096];
+	char rules[1024], env[512], why[512], err[512], scen_rec[64], **paths = NULL, shown[4096];
 	const char *trace_arg = NULL, *scenario = NULL, *trace_file = NULL;
-	int ci, r, n, k = 0, cmd_at, status = 0, rc = CT_EXIT_PROBLEM;
+	struct ct_optval v;
+	int ci = 1, n, k, cmd_at, status = 0, rc = CT_EXIT_PROBLEM;
 	const struct ct_verdict *real = NULL;
 
-	/* options may stand before and after TRACE: gather them (with their
-	 * values) ahead of everything else, then the command after "--"; a
-	 * word after TRACE that is not an option starts the command too */
-	av = calloc((size_t)argc + 1, sizeof *av);
-	if (!av)
-		return CT_EXIT_PROBLEM;
-	av[k++] = argv[0];
+	/* options may stand before and after TRACE; CMD comes after "--", or
+	 * is the first word after TRACE that is not an option */
+	ct_run_opts_init(&o);
+	ct_opts_begin(&replay_spec);
 	cmd_at = argc;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--")) {
-			cmd_at = i + 1;
-			break;
-		}
-		if (a[0] == '-' && a[1]) {
-			av[k++] = argv[i];
-			if (ct_run_opt_takes_value(a) && i + 1 < argc)
-				av[k++] = argv[++i];
+	for (;;) {
+		k = ct_opts_next(&replay_spec, argc, argv, &ci, &v);
+		if (k == -1) {
+			if (ci >= argc)
+				break;
+			if (ci > 1 && !strcmp(argv[ci - 1], "--")) {
+				cmd_at = ci; /* getopt took "--": CMD follows */
+				break;
+			}
+			if (trace_arg) {
+				cmd_at = ci;
+				break;
+			}
+			trace_arg = argv[ci];
+			ct_opts_resume(ci + 1); /* more options may follow TRACE */
 			continue;
 		}
-		if (!trace_arg) {
-			trace_arg = a;
-			continue;
+		if (k == -2 || ct_run_opt(&replay_spec, &o, k, &v) < 0)
+			return CT_EXIT_USAGE;
+		if (k == CT_OPT_HELP) {
+			ct_opts_help(&replay_spec, stdout);
+			return CT_EXIT_OK;
 		}
-		cmd_at = i;
-		break;
+		if (k == CT_RUN_O_HELP_INJECT) {
+			printf("%s\n", ct_rules_grammar);
+			return CT_EXIT_OK;
+		}
+		if (k == O_PRINT)
+			o.print_only = true;
 	}
-	r = ct_run_parse_cmd("replay", k, av, &o, &ci, false);
-	free(av);
-	if (r == 1) {
-		replay_usage(stdout);
-		return CT_EXIT_OK;
-	}
-	if (r == 3) {
-		printf("%s\n", ct_rules_grammar);
-		return CT_EXIT_OK;
-	}
-	if (r < 0)
-		return CT_EXIT_USAGE;
-	if (!trace_arg) {
-		ct_err("replay needs a trace file or directory (try 'cutrace replay --help')");
-		return CT_EXIT_USAGE;
-	}
+	ct_stable_set(o.no_time, o.keep_pids);
+	if (!trace_arg)
+		return ct_opts_error(&replay_spec, "needs a trace file or directory (TRACE)");
 	ci = cmd_at;
 	/* the trace first: a missing file is named before anything else */
 	n = ct_list_traces(trace_arg, &paths, err, sizeof err);

@@ -58,14 +58,13 @@ int ct_doctor_run_probe(struct ct_json *j, FILE *text, uint64_t timeout_ns, cons
 	struct ct_run_opts o;
 	char probe[PATH_MAX], err[512], **paths = NULL, shown[PATH_MAX];
 	char *pargv[] = { probe, NULL };
-	char *av[] = { "probe", NULL };
 	struct ct_verdict v;
-	int ci, status = 0, n, rc = -1;
+	int status = 0, n, rc = -1;
 	bool have = false, timed_out = false;
 
 	memset(&v, 0, sizeof v);
-	if (ct_find_probe(probe, sizeof probe) < 0 || ct_run_parse(1, av, &o, &ci, false) < 0 ||
-	    ct_run_setup(&o) < 0 || ct_probe_path(probe, sizeof probe, o.dir) < 0) {
+	if (ct_find_probe(probe, sizeof probe) < 0 || (ct_run_opts_init(&o), ct_run_setup(&o) < 0) ||
+	    ct_probe_path(probe, sizeof probe, o.dir) < 0) {
 		if (j) {
 			ct_json_obj_begin(j);
 			ct_json_kstr(j, "status", "skipped");
@@ -164,16 +163,15 @@ int ct_probe_quiet(struct ct_probe_result *pr, uint64_t timeout_ns)
 	struct ct_run_opts o;
 	char probe[PATH_MAX], err[512], **paths = NULL;
 	char *pargv[] = { probe, NULL };
-	char *av[] = { "probe", NULL };
 	char chosen[PATH_MAX] = "";
-	int ci, status = 0, n;
+	int status = 0, n;
 	bool have = false;
 
 	memset(pr, 0, sizeof *pr);
 	pr->status = -1;
 	pr->devices = -1;
-	if (ct_find_probe(probe, sizeof probe) < 0 || ct_run_parse(1, av, &o, &ci, false) < 0 ||
-	    ct_run_setup(&o) < 0 || ct_probe_path(probe, sizeof probe, o.dir) < 0) {
+	if (ct_find_probe(probe, sizeof probe) < 0 || (ct_run_opts_init(&o), ct_run_setup(&o) < 0) ||
+	    ct_probe_path(probe, sizeof probe, o.dir) < 0) {
 		snprintf(pr->why, sizeof pr->why, "cutrace-probe or libcutrace.so not found");
 		return -1;
 	}

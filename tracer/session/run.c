@@ -521,139 +521,54 @@ void ct_spawn_end_of(const char *dir, uint32_t pid, bool last_image, bool exited
 		e->kind = CT_END_RUNNING;
 }
 
-/* ---- option parsing shared by run, probe and replay --------------------------------- */
-static const char *const value_opts[] = { "-o", "--output", "--inject", "--scenario", "--size", "--lib",
-					  "--timeout", NULL };
+/* ---- the options run, probe and replay share (their rows are in each
+ * command's table, tracer/cmd/cmd_*.c; their values are read here) ------------------- */
+static char injbuf[4096];
 
-bool ct_run_opt_takes_value(const char *a)
+void ct_run_opts_init(struct ct_run_opts *o)
 {
-	for (int i = 0; value_opts[i]; i++)
-		if (!strcmp(a, value_opts[i]))
-			return true;
-	return false;
-}
-
-/* a usage error: one line, with where to read more when the command is known */
-#define USAGE_ERR(fmt, ...)                                                                      \
-	do {                                                                                     \
-		if (cmd)                                                                         \
-			ct_err(fmt " (try 'cutrace %s --help')", __VA_ARGS__, cmd);              \
-		else                                                                             \
-			ct_err(fmt, __VA_ARGS__);                                                \
-		return -1;                                                                       \
-	} while (0)
-
-int ct_run_parse_cmd(const char *cmd, int argc, char **argv, struct ct_run_opts *o, int *cmd_index,
-		     bool need_cmd)
-{
-	static char injbuf[4096];
-	size_t used = 0;
-	int i;
-
 	memset(o, 0, sizeof *o);
 	injbuf[0] = 0;
 	o->inject = injbuf;
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *val = NULL;
-		if (!strcmp(a, "--")) {
-			i++;
-			break;
-		}
-		if (a[0] != '-')
-			break;
-		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
-			return 1;
-		if (!strcmp(a, "--help-inject"))
-			return 3;
-		if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-			o->quiet = true;
-			continue;
-		}
-		if (!strcmp(a, "--print")) {
-			o->print_only = true;
-			continue;
-		}
-		if (!strcmp(a, "--json")) {
-			o->json = true;
-			continue;
-		}
-		if (!strcmp(a, "--no-time")) {
-			o->no_time = true;
-			continue;
-		}
-		if (!strcmp(a, "--pids")) {
-			o->keep_pids = true;
-			continue;
-		}
-		if (!strncmp(a, "--color=", 8)) {
-			const char *m = a + 8;
-			if (!strcmp(m, "auto")) ct_color_set_mode(CT_COLOR_AUTO);
-			else if (!strcmp(m, "always")) ct_color_set_mode(CT_COLOR_ALWAYS);
-			else if (!strcmp(m, "never")) ct_color_set_mode(CT_COLOR_NEVER);
-			else
-				USAGE_ERR("--color must be auto, always or never, not '%s'", m);
-			continue;
-		}
-#define TAKE(longopt)                                                                     \
-	(!strcmp(a, longopt) ||                                                           \
-	 (!strncmp(a, longopt "=", strlen(longopt) + 1) && (val = a + strlen(longopt) + 1)))
-		if (!strcmp(a, "-o") || TAKE("--output") || TAKE("--inject") || TAKE("--scenario") ||
-		    TAKE("--size") || TAKE("--lib") || TAKE("--timeout")) {
-			if (!val) {
-				if (i + 1 >= argc)
-					USAGE_ERR("%s needs a value", a);
-				val = argv[++i];
-			}
-			if (!strncmp(a, "-o", 2) || !strncmp(a, "--output", 8)) {
-				o->dir_arg = val;
-			} else if (!strncmp(a, "--inject", 8)) {
-				size_t n = strlen(val);
-				if (!val[strspn(val, " \t\n;")])
-					USAGE_ERR("--inject needs a rule, not '%s' (see 'cutrace run --help-inject')", val);
-				if (used + n + 2 >= sizeof injbuf)
-					USAGE_ERR("too many --inject rules (%zu bytes at most)", sizeof injbuf - 2);
-				if (used)
-					injbuf[used++] = ';';
-				memcpy(injbuf + used, val, n + 1);
-				used += n;
-			} else if (!strncmp(a, "--scenario", 10)) {
-				o->scenario = val;
-			} else if (!strncmp(a, "--size", 6)) {
-				/* the shim reads CUTRACE_SIZE with the same parser (common/parse.c) */
-				uint64_t bytes;
-				int sc = ct_size_check(val, &bytes);
-				if (sc == -3)
-					USAGE_ERR("--size '%s' is more than %lluM, the largest trace file", val,
-						  CT_SIZE_MAX >> 20);
-				if (sc < 0)
-					USAGE_ERR("--size '%s' is not a size of at least 256K (e.g. 16M)", val);
-				o->size = val;
-			} else if (!strncmp(a, "--timeout", 9)) {
-				if (ct_parse_duration(val, &o->timeout_ns) < 0)
-					USAGE_ERR("--timeout '%s' is not a duration such as 20s, 500ms or 2m (0: none)",
-						  val);
-				o->timeout_arg = val;
-			} else {
-				o->lib_arg = val;
-			}
-			continue;
-		}
-#undef TAKE
-		USAGE_ERR("unknown option '%s'", a);
-	}
-	*cmd_index = i;
-	if (o->no_time) /* (doctor's probe parses no options: doctor's own --no-time stays) */
-		ct_stable_set(true, o->keep_pids);
-	if (need_cmd && i >= argc)
-		USAGE_ERR("no command to run (%s)", "cutrace run [OPTIONS] -- CMD [ARGS...]");
-	return 0;
 }
-#undef USAGE_ERR
 
-int ct_run_parse(int argc, char **argv, struct ct_run_opts *o, int *cmd_index, bool need_cmd)
+int ct_run_opt(const struct ct_cmd_spec *c, struct ct_run_opts *o, int key, const struct ct_optval *v)
 {
-	return ct_run_parse_cmd(NULL, argc, argv, o, cmd_index, need_cmd);
+	size_t used = strlen(injbuf), n;
+
+	switch (key) {
+	case 'o': o->dir_arg = v->s; return 1;
+	case 'q': o->quiet = true; return 1;
+	case CT_RUN_O_SCENARIO: o->scenario = v->s; return 1;
+	case CT_RUN_O_LIB: o->lib_arg = v->s; return 1;
+	case CT_RUN_O_NO_TIME: o->no_time = true; return 1;
+	case CT_RUN_O_PIDS: o->keep_pids = true; return 1;
+	case CT_RUN_O_SIZE:
+		/* the shim reads CUTRACE_SIZE with the same parser (common/parse.c),
+		 * which checked it against the same limits already */
+		o->size = v->s;
+		return 1;
+	case CT_RUN_O_TIMEOUT:
+		o->timeout_ns = v->n;
+		o->timeout_arg = v->s;
+		return 1;
+	case CT_RUN_O_INJECT:
+		n = strlen(v->s);
+		if (!v->s[strspn(v->s, " \t\n;")])
+			return ct_opts_error(c,
+					     "--inject needs a rule, not '%s' (see 'cutrace run --help-inject')",
+					     v->s),
+			       -1;
+		if (used + n + 2 >= sizeof injbuf)
+			return ct_opts_error(c, "too many --inject rules (%zu bytes at most)",
+					     sizeof injbuf - 2),
+			       -1;
+		if (used)
+			injbuf[used++] = ';';
+		memcpy(injbuf + used, v->s, n + 1);
+		return 1;
+	}
+	return 0;
 }
 
 /* the shim would trace nothing: CUTRACE_DISABLE in our environment, which

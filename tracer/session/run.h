@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "opts.h"
+
 struct ct_run_opts {
 	const char *dir_arg;    /* -o as given */
 	const char *dir;        /* the trace directory in use (absolute) */
@@ -33,14 +35,24 @@ struct ct_run_opts {
 	const char *timeout_arg;
 };
 
-/* parse options up to the command; returns 0, 1 for --help, 3 for --help-inject, -1 on error */
-int ct_run_parse(int argc, char **argv, struct ct_run_opts *o, int *cmd_index, bool need_cmd);
-/* the same, for `cutrace CMD`: an error is one line ending in
- * "(try 'cutrace CMD --help')" */
-int ct_run_parse_cmd(const char *cmd, int argc, char **argv, struct ct_run_opts *o, int *cmd_index,
-		     bool need_cmd);
-/* does option `a` of run/replay take a value (the next argument)? */
-bool ct_run_opt_takes_value(const char *a);
+/* The options run, probe and replay share: each command lists the rows it
+ * takes in its own table (tracer/cmd/cmd_*.c) with these keys ('o' -o,
+ * --output DIR; 'q' -q, --quiet), and hands their values to ct_run_opt. */
+enum {
+	CT_RUN_O_INJECT = CT_OPT_FIRST_LONG + 0x40, /* --inject RULE (repeatable) */
+	CT_RUN_O_SCENARIO,                          /* --scenario NAME */
+	CT_RUN_O_SIZE,                              /* --size SIZE (CT_ARG_SIZE) */
+	CT_RUN_O_TIMEOUT,                           /* --timeout DURATION (CT_ARG_DURATION) */
+	CT_RUN_O_LIB,                               /* --lib PATH */
+	CT_RUN_O_NO_TIME,                           /* --no-time */
+	CT_RUN_O_PIDS,                              /* --pids */
+	CT_RUN_O_HELP_INJECT,                       /* --help-inject: the command prints the grammar */
+};
+/* empty options (o->inject: an empty rule list owned here) */
+void ct_run_opts_init(struct ct_run_opts *o);
+/* one of the shared options into o: 1 taken, 0 not one of them, -1 a bad
+ * value (said in one line, as ct_opts_error) */
+int ct_run_opt(const struct ct_cmd_spec *c, struct ct_run_opts *o, int key, const struct ct_optval *v);
 /* resolve scenario, validate rules, find the shim, prepare the directory */
 int ct_run_setup(struct ct_run_opts *o);
 /* fork/exec argv under the shim; *status = the program's exit status (128+N;
