@@ -9,6 +9,7 @@
 #include "test_common.h"
 
 #include "kmsg.h"
+#include "tracer.h"
 #include "selectors.h"
 #include "xlat.h"
 
@@ -323,6 +324,30 @@ START_TEST(t_kmsg_rminit)
 }
 END_TEST
 
+/* --no-time (run, doctor): the kernel log's lines without a dmesg time stamp
+ * and, unless --pids, without the pid an Xid line names */
+START_TEST(t_kmsg_no_time)
+{
+	struct ct_kmsg k;
+
+	write_str(T("/dmesg"),
+		  "[  812.5531] NVRM: Xid (PCI:0000:01:00): 79, pid=23151, name=python3, GPU has "
+		  "fallen off the bus.\n");
+	ct_stable_set(true, false);
+	ct_kmsg_scan(T("/dmesg"), 1000, &k);
+	ck_assert_str_eq(k.line[CT_KMSG_FELL_OFF],
+			 "NVRM: Xid (PCI:0000:01:00): 79, pid=<pid>, name=python3, GPU has fallen off the bus.");
+	ct_stable_set(true, true); /* --pids */
+	ct_kmsg_scan(T("/dmesg"), 1000, &k);
+	ck_assert_str_eq(k.line[CT_KMSG_FELL_OFF],
+			 "NVRM: Xid (PCI:0000:01:00): 79, pid=23151, name=python3, GPU has fallen off the bus.");
+	ct_stable_set(false, false);
+	ct_kmsg_scan(T("/dmesg"), 1000, &k);
+	ck_assert_str_eq(k.line[CT_KMSG_FELL_OFF], "[  812.5531] NVRM: Xid (PCI:0000:01:00): 79, pid=23151, "
+						   "name=python3, GPU has fallen off the bus.");
+}
+END_TEST
+
 START_TEST(t_legacy_kmsg)
 {
 	struct ct_machine_report *r;
@@ -461,6 +486,7 @@ static Suite *hw_suite(void)
 	tcase_add_test(t, t_dkms_newer_than_loaded);
 	tcase_add_test(t, t_gsp_firmware);
 	tcase_add_test(t, t_kmsg_rminit);
+	tcase_add_test(t, t_kmsg_no_time);
 	tcase_add_test(t, t_legacy_kmsg);
 	tcase_add_test(t, t_selectors);
 	tcase_add_test(t, t_nvidia_visible_devices);

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "kmsg.h"
+#include "tracer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -86,9 +87,33 @@ static const struct {
 	{ CT_KMSG_XID, "NVRM: Xid" },
 };
 
+/* the line as shown; under --no-time (ct_stable) without what changes from
+ * run to run: a dmesg time stamp ("[  5.1] ") and, unless pids are kept,
+ * the pid an Xid line names ("pid=1234" -> "pid=<pid>") */
 static void keep(char *dst, const char *text)
 {
-	snprintf(dst, 200, "%s", text);
+	size_t o = 0;
+
+	if (!ct_stable()) {
+		snprintf(dst, 200, "%s", text);
+		return;
+	}
+	if (text[0] == '[' && strchr(text, ']')) {
+		const char *e = strchr(text, ']') + 1;
+		if (strspn(text + 1, " 0123456789.") == (size_t)(e - text - 2))
+			text = e + strspn(e, " ");
+	}
+	while (*text && o < 199) {
+		if (ct_stable_ids() && !strncmp(text, "pid=", 4) && text[4] >= '0' && text[4] <= '9') {
+			o += (size_t)snprintf(dst + o, 200 - o, "pid=<pid>");
+			o = o > 199 ? 199 : o;
+			for (text += 4; *text >= '0' && *text <= '9'; text++)
+				;
+			continue;
+		}
+		dst[o++] = *text++;
+	}
+	dst[o] = '\0';
 }
 
 /* "(0x62:0x40:2168)": stage, NV_STATUS, source line */

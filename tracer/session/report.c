@@ -75,7 +75,9 @@ static void kernel_log_note(const struct ct_verdict *v, int n, FILE *out)
 	for (int kind = CT_KMSG_NEEDS_OPEN; kind <= CT_KMSG_FELL_OFF; kind++)
 		if (k.line[kind][0])
 			fprintf(out, "cutrace: kernel log: %s\n", k.line[kind]);
-	if (!k.rminit && !k.line[CT_KMSG_FELL_OFF][0] && !k.line[CT_KMSG_FIRMWARE][0])
+	if (!k.rminit && !k.line[CT_KMSG_FELL_OFF][0] && !k.line[CT_KMSG_FIRMWARE][0] && ct_stable())
+		fprintf(out, "cutrace: kernel log: no RmInitAdapter or 'fallen off the bus' line\n");
+	else if (!k.rminit && !k.line[CT_KMSG_FELL_OFF][0] && !k.line[CT_KMSG_FIRMWARE][0])
 		fprintf(out,
 			"cutrace: kernel log: no RmInitAdapter or 'fallen off the bus' line (%u lines read)\n",
 			k.records);
