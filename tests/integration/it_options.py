@@ -136,6 +136,29 @@ def t_options_sizes_and_durations_alike():
         need(p.returncode == 2 and ("delay=%s" % val) in p.stderr, "delay=%s refused as --timeout is" % val, p.stderr)
 
 
+@test
+def t_options_inherited_size_checked_as_size():
+    """CUTRACE_SIZE from the environment (no --size) is refused by run and
+    probe with the words --size gets, not clamped or replaced by 16M
+    silently; a --size given wins over it."""
+    for val, frag in BAD_SIZES + [("", "is not a size")]:
+        for cmd in ("run", "probe"):
+            args = [cmd, "-q"] + (["--", "true"] if cmd == "run" else [])
+            p = opt(args, env=base_env(CUTRACE_SIZE=val))
+            lines = p.stderr.splitlines()
+            need(p.returncode == 2 and len(lines) == 1 and
+                 ("CUTRACE_SIZE (from the environment): '%s' %s" % (val, frag)) in lines[0],
+                 "%s with CUTRACE_SIZE=%r: one line, exit 2" % (cmd, val), p.returncode, p.stderr)
+    d = tempfile.mkdtemp(prefix="ct_it_")
+    p = opt(["run", "-o", d, "-q", "--size", "1M", "--", PROBE], env=rig_env(CUTRACE_SIZE="2G"))
+    need(p.returncode == 0 and trace_size(d) == 1 << 20, "--size 1M wins over CUTRACE_SIZE=2G", p.stderr)
+    shutil.rmtree(d, ignore_errors=True)
+    d = tempfile.mkdtemp(prefix="ct_it_")
+    p = opt(["run", "-o", d, "-q", "--", PROBE], env=rig_env(CUTRACE_SIZE="2MiB"))
+    need(p.returncode == 0 and trace_size(d) == 2 << 20, "CUTRACE_SIZE=2MiB kept", p.stderr)
+    shutil.rmtree(d, ignore_errors=True)
+
+
 def trace_size(d):
     files = [os.path.join(r, f) for r, _, fs in os.walk(d) for f in fs if f.endswith(".cutrace")]
     need(len(files) == 1, "one trace file in %s" % d, files)

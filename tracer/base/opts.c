@@ -48,6 +48,19 @@ void ct_opts_begin(const struct ct_cmd_spec *c)
 	opterr = 0; /* the errors are ours: one line each */
 }
 
+const char *ct_size_why(int sc)
+{
+	static char why[80];
+
+	if (sc == -3)
+		snprintf(why, sizeof why, "is more than %lluM, the largest trace file",
+			 (unsigned long long)(CT_SIZE_MAX >> 20));
+	else
+		snprintf(why, sizeof why, "is not a size of at least %lluK (e.g. 16M)",
+			 (unsigned long long)(CT_SIZE_MIN >> 10));
+	return why;
+}
+
 int ct_opts_error(const struct ct_cmd_spec *c, const char *fmt, ...)
 {
 	char msg[1024];
@@ -122,18 +135,8 @@ int ct_opts_next(const struct ct_cmd_spec *c, int argc, char **argv, int *next, 
 			return k;
 		case CT_ARG_SIZE: {
 			int sc = ct_size_check(optarg, &v->n);
-			if (sc == -3)
-				return ct_opts_error(c,
-						     "--%s '%s' is more than %lluM, the largest trace file",
-						     o->name, optarg,
-						     (unsigned long long)(CT_SIZE_MAX >> 20)),
-				       -2;
 			if (sc < 0)
-				return ct_opts_error(c,
-						     "--%s '%s' is not a size of at least %lluK (e.g. 16M)",
-						     o->name, optarg,
-						     (unsigned long long)(CT_SIZE_MIN >> 10)),
-				       -2;
+				return ct_opts_error(c, "--%s '%s' %s", o->name, optarg, ct_size_why(sc)), -2;
 			return k;
 		}
 		case CT_ARG_DURATION:

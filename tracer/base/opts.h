@@ -75,6 +75,9 @@ void ct_opts_begin(const struct ct_cmd_spec *c);
 int ct_opts_next(const struct ct_cmd_spec *c, int argc, char **argv, int *next, struct ct_optval *v);
 /* after an operand at argv[at-1]: read options again from argv[at] */
 void ct_opts_resume(int at);
+/* what is wrong with a size that ct_size_check (common/parse.c) answered
+ * sc < 0 for: "is more than 1024M, the largest trace file", ... */
+const char *ct_size_why(int sc);
 /* --help, made from the table */
 void ct_opts_help(const struct ct_cmd_spec *c, FILE *f);
 /* one line "cutrace: CMD: MESSAGE (try 'cutrace CMD --help')"; returns CT_EXIT_USAGE */

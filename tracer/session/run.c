@@ -620,6 +620,17 @@ int ct_run_setup(struct ct_run_opts *o)
 		ct_err("%s (see 'cutrace run --help-inject')", err);
 		return -1;
 	}
+	/* an inherited CUTRACE_SIZE (no --size) is checked as --size is: the
+	 * shim would clamp it or fall back to 16M, and say so only in the trace */
+	if (!o->size && getenv("CUTRACE_SIZE")) {
+		uint64_t bytes;
+		int sc = ct_size_check(getenv("CUTRACE_SIZE"), &bytes);
+		if (sc < 0) {
+			ct_err("CUTRACE_SIZE (from the environment): '%.40s' %s", getenv("CUTRACE_SIZE"),
+			       ct_size_why(sc));
+			return -1;
+		}
+	}
 	if (o->lib_arg) {
 		if (access(o->lib_arg, R_OK) < 0 || !realpath(o->lib_arg, shimbuf)) {
 			ct_err("cannot read the shim %s: %s", o->lib_arg, strerror(errno));
