@@ -79,6 +79,10 @@ def t_options_help_lists_what_is_accepted():
         rows = help_rows(cmd)
         names = [r[1] for r in rows]
         need("color" in names and "help" in names, "%s --help lists --color and --help" % cmd, names)
+        # the synopsis (hand-written, before the first blank line) names only options the table has
+        synopsis = opt([cmd, "--help"]).stdout.split("\n\n")[0]
+        extra = [n for n in re.findall(r"--([\w-]+)", synopsis) if n not in names]
+        need(not extra, "%s --help: the synopsis names options the command does not take: %s" % (cmd, extra), synopsis)
         for short, name, meta, optional in rows:
             if name in ("help", "help-inject"):
                 continue
@@ -234,3 +238,23 @@ def t_options_color_forms_take_effect():
         need(rc == 1 and "FAILED" in out, "show on a terminal (%s)" % what, rc, out[-500:])
         need((ESC in out) == colour, "show on a terminal, %s: colour %s" % (what, colour), out[-500:])
     cleanup(r)
+
+
+@test
+def t_options_man_page_names_every_option():
+    """Every option a command's --help lists (from its table) is in that
+    command's section of man/cutrace.1 or its Common options."""
+    man = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "man", "cutrace.1")
+    need(os.path.exists(man), "man/cutrace.1 next to the tests", man)
+    text = open(man).read().replace("\\-", "-")
+    secs = re.split(r"^\.S[SH] ", text, flags=re.M)
+    common = [s for s in secs if s.startswith('"Common options"')]
+    need(len(common) == 1, "one Common options section")
+    for cmd in COMMANDS:
+        sec = [s for s in secs if s.startswith('"cutrace %s ' % cmd) or s.startswith('"cutrace %s"' % cmd)]
+        need(len(sec) == 1, "one man section for %s" % cmd, [s[:40] for s in secs])
+        where = sec[0] + common[0]
+        missing = [("-" + short) if short and ("--" + name) not in where else "--" + name
+                   for short, name, _, _ in help_rows(cmd)
+                   if ("--" + name) not in where and not (short and re.search(r"\B-%s\b" % short, where))]
+        need(not missing, "man page, cutrace %s: options not named: %s" % (cmd, " ".join(missing)))
