@@ -258,3 +258,17 @@ def t_options_man_page_names_every_option():
                    for short, name, _, _ in help_rows(cmd)
                    if ("--" + name) not in where and not (short and re.search(r"\B-%s\b" % short, where))]
         need(not missing, "man page, cutrace %s: options not named: %s" % (cmd, " ".join(missing)))
+
+
+@test
+def t_options_nothing_silently_ignored():
+    """An option that would change nothing is refused, not ignored: --pids
+    without --no-time, in every command that takes it."""
+    cmds = [c for c in COMMANDS if any(r[1] == "pids" for r in help_rows(c))]
+    need(set(cmds) == {"run", "probe", "show", "doctor", "replay"}, "commands with --pids", cmds)
+    for cmd in cmds:
+        tail = {"run": ["--", "true"], "show": ["/nonexistent"], "replay": ["/nonexistent"]}.get(cmd, [])
+        one_usage_line(opt([cmd, "--pids"] + tail), cmd, "--pids keeps the real pids under --no-time",
+                       "%s --pids without --no-time" % cmd)
+    p = opt(["run", "--no-time", "--pids", "-q", "--", "true"])
+    need(p.returncode == 0, "run --no-time --pids is accepted", p.stderr)

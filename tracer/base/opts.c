@@ -165,6 +165,15 @@ int ct_opts_next(const struct ct_cmd_spec *c, int argc, char **argv, int *next, 
 	}
 }
 
+int ct_opts_stable(const struct ct_cmd_spec *c, bool no_time, bool keep_pids)
+{
+	if (keep_pids && !no_time)
+		return ct_opts_error(c, "--pids keeps the real pids under --no-time: use it with --no-time"),
+		       -1;
+	ct_stable_set(no_time, keep_pids);
+	return 0;
+}
+
 void ct_opts_resume(int at)
 {
 	optind = at;

@@ -78,6 +78,9 @@ void ct_opts_resume(int at);
 /* what is wrong with a size that ct_size_check (common/parse.c) answered
  * sc < 0 for: "is more than 1024M, the largest trace file", ... */
 const char *ct_size_why(int sc);
+/* --no-time and --pids (ct_stable_set); --pids without --no-time would
+ * change nothing: refused with one line, -1 */
+int ct_opts_stable(const struct ct_cmd_spec *c, bool no_time, bool keep_pids);
 /* --help, made from the table */
 void ct_opts_help(const struct ct_cmd_spec *c, FILE *f);
 /* one line "cutrace: CMD: MESSAGE (try 'cutrace CMD --help')"; returns CT_EXIT_USAGE */

@@ -377,7 +377,8 @@ int cmd_doctor(int argc, char **argv)
 		       "(try 'cutrace doctor --help')");
 		return CT_EXIT_USAGE;
 	}
-	ct_stable_set(a.no_time, a.keep_pids);
+	if (ct_opts_stable(&doctor_spec, a.no_time, a.keep_pids) < 0)
+		return CT_EXIT_USAGE;
 	if (!a.timeout_arg && !a.check && !a.prometheus) {
 		a.timeout_ns = CT_PROBE_TIMEOUT_NS;
 		a.timeout_arg = CT_PROBE_TIMEOUT;

@@ -88,7 +88,8 @@ int cmd_probe(int argc, char **argv)
 	if (ci < argc)
 		return ct_opts_error(&probe_spec, "unexpected argument '%s': the probe runs its own program",
 				     argv[ci]);
-	ct_stable_set(o.no_time, o.keep_pids);
+	if (ct_opts_stable(&probe_spec, o.no_time, o.keep_pids) < 0)
+		return CT_EXIT_USAGE;
 	/* a driver call that never returns must not hold the probe forever */
 	if (!o.timeout_arg) {
 		o.timeout_ns = CT_PROBE_TIMEOUT_NS;

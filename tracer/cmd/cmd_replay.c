@@ -154,7 +154,8 @@ int cmd_replay(int argc, char **argv)
 		if (k == O_PRINT)
 			o.print_only = true;
 	}
-	ct_stable_set(o.no_time, o.keep_pids);
+	if (ct_opts_stable(&replay_spec, o.no_time, o.keep_pids) < 0)
+		return CT_EXIT_USAGE;
 	if (!trace_arg)
 		return ct_opts_error(&replay_spec, "needs a trace file or directory (TRACE)");
 	ci = cmd_at;

@@ -72,7 +72,8 @@ int cmd_run(int argc, char **argv)
 	}
 	if (ci >= argc)
 		return ct_opts_error(&run_spec, "no command to run (cutrace run [OPTIONS] -- CMD [ARGS...])");
-	ct_stable_set(o.no_time, o.keep_pids);
+	if (ct_opts_stable(&run_spec, o.no_time, o.keep_pids) < 0)
+		return CT_EXIT_USAGE;
 	if (ct_run_setup(&o) < 0)
 		return CT_EXIT_USAGE;
 	if (ct_tracing_off_reason()[0])

@@ -122,6 +122,7 @@ int cmd_show(int argc, char **argv)
 		return CT_EXIT_USAGE;
 	}
 	ct_desc_json_raw = raw;
-	ct_stable_set(o.no_time, keep_pids);
+	if (ct_opts_stable(&show_spec, o.no_time, keep_pids) < 0)
+		return CT_EXIT_USAGE;
 	return ct_show_run(&o, argv + next, argc - next);
 }
