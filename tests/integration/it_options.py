@@ -69,6 +69,17 @@ def t_options_color_forms_every_command():
                        "%s --color=sometimes" % cmd)
         one_usage_line(opt([cmd, "--frob"]), cmd, "unknown option '--frob'", "%s --frob" % cmd)
         one_usage_line(opt([cmd, "--help=x"]), cmd, "--help takes no value", "%s --help=x" % cmd)
+        # a prefix of two long names is said as such, naming both
+        rows = [r[1] for r in help_rows(cmd)]
+        for i, a in enumerate(rows):
+            for b in rows[i + 1:]:
+                k = 0
+                while k < min(len(a), len(b)) and a[k] == b[k]:
+                    k += 1
+                if k and not any(r.startswith(a[:k]) for r in rows if r not in (a, b)) and a[:k] not in rows:
+                    line = one_usage_line(opt([cmd, "--" + a[:k]]), cmd, "'--%s' is ambiguous: " % a[:k],
+                                          "%s --%s" % (cmd, a[:k]))
+                    need("--" + a in line and "--" + b in line, "names both", line)
 
 
 @test

@@ -81,6 +81,27 @@ static const char *as_typed(const char *a, char *buf, size_t len)
 	return buf;
 }
 
+/* "--n": the long names it is a prefix of, when more than one ("--nvml,
+ * --no-time" into buf) */
+static bool ambiguous(const struct ct_cmd_spec *c, const char *typed, char *buf, size_t len)
+{
+	size_t n = strlen(typed) - 2, used = 0;
+	int hits = 0;
+
+	buf[0] = 0;
+	if (strncmp(typed, "--", 2) || !n)
+		return false;
+	for (const struct ct_opt *o = c->opts; o->name; o++) {
+		if (strncmp(o->name, typed + 2, n))
+			continue;
+		hits++;
+		if (used < len)
+			used += (size_t)snprintf(buf + used, len - used, "%s--%s", hits > 1 ? ", " : "",
+						 o->name);
+	}
+	return hits > 1;
+}
+
 static bool color_word(const char *v, enum ct_color_mode *m)
 {
 	if (!strcmp(v, "always"))
@@ -96,7 +117,7 @@ static bool color_word(const char *v, enum ct_color_mode *m)
 
 int ct_opts_next(const struct ct_cmd_spec *c, int argc, char **argv, int *next, struct ct_optval *v)
 {
-	char typed[64];
+	char typed[64], list[256];
 
 	for (;;) {
 		int k = getopt_long(argc, argv, shortopts, longopts, NULL);
@@ -114,7 +135,10 @@ int ct_opts_next(const struct ct_cmd_spec *c, int argc, char **argv, int *next, 
 				       -2;
 			if (optopt > 0 && optopt < 0x80)
 				return ct_opts_error(c, "unknown option '-%c'", optopt), -2;
-			return ct_opts_error(c, "unknown option '%s'", as_typed(a, typed, sizeof typed)), -2;
+			as_typed(a, typed, sizeof typed);
+			if (ambiguous(c, typed, list, sizeof list))
+				return ct_opts_error(c, "'%s' is ambiguous: %s", typed, list), -2;
+			return ct_opts_error(c, "unknown option '%s'", typed), -2;
 		}
 		if (k == ':') {
 			o = row_of(c, optopt);
