@@ -951,6 +951,12 @@ static bool rule_healthy(struct judge *j)
 	else if (v->slow_call[0])
 		ct_appendf(v->summary, sizeof v->summary, "; slow: %s took %.3f s", v->slow_call,
 			   (double)v->slow_ns / 1e9);
+	/* a cut file: the failure may be in what is missing */
+	if (ct_trace_incomplete(d->t))
+		ct_appendf(v->summary, sizeof v->summary,
+			   "%s; the file is truncated and records past its end are missing: a failure may be among "
+			   "them",
+			   d->cuinit_seen || d->cuda_loaded ? "" : " among the records intact");
 	return true;
 }
 

@@ -77,6 +77,9 @@ struct ct_trace {
 	 * of those, ring records) whose slots lie past the end */
 	uint64_t present;
 	uint64_t missing_records, missing_ring;
+	/* written slots (below header.head) whose tags lie past the end: what
+	 * they held is missing, and how many records that was is unknown */
+	uint64_t missing_unknown;
 	bool ctx_bad; /* the context area is malformed (ctx_why) */
 	char ctx_why[160];
 	/* the NVIDIA device map of the events delivered so far (ct_trace_devmap);

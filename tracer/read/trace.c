@@ -416,10 +416,19 @@ static void clear_missing(struct ct_trace *t)
 {
 	uint64_t *tags = (uint64_t *)(void *)(t->base + t->hdr.tags_off);
 
+	uint64_t used = t->hdr.head < t->nslots ? t->hdr.head : t->nslots;
+
 	if (t->present >= t->len)
 		return;
 	for (uint64_t p = 0; p < t->nslots; p++) {
 		uint64_t end = t->hdr.slots_off + (p + 1) * SLOT;
+		/* a tag that is itself past the end reads as 0: of a slot
+		 * written to, it is not known whether it held a record's head */
+		if (p < used && t->hdr.tags_off + (p + 1) * sizeof *tags > t->present) {
+			t->missing_unknown++;
+			tags[p] = 0;
+			continue;
+		}
 		if (end <= t->present || !tags[p])
 			continue;
 		if (CT_TAG_KIND(tags[p]) == CT_TAG_HEAD) {
@@ -641,13 +650,25 @@ const char *ct_trace_damage(const struct ct_trace *t, char *buf, size_t len)
 	buf[0] = 0;
 	if (t->present < t->len) {
 		uint64_t init_end = t->hdr.slots_off + t->hdr.init_slots * SLOT;
-		n += (size_t)
-			snprintf(buf + n, len - n,
-				 "truncated: %llu of %llu bytes present, %llu records past the end missing (%s)",
-				 (unsigned long long)t->present, (unsigned long long)t->len,
-				 (unsigned long long)t->missing_records,
-				 t->present >= init_end ? "the init area is intact, the ring is cut"
-							: "the init area is cut");
+		n += (size_t)snprintf(buf + n, len - n, "truncated: %llu of %llu bytes present, ",
+				      (unsigned long long)t->present, (unsigned long long)t->len);
+		if (!t->missing_records && !t->missing_unknown)
+			/* cut where nothing was written yet */
+			n += (size_t)snprintf(buf + n, len - n,
+					      "no record missing (every slot written lies before the cut)");
+		else if (t->missing_unknown)
+			n += (size_t)
+				snprintf(buf + n, len - n,
+					 "%llu records past the end missing and the tags of %llu more written "
+					 "slots (the tag area is cut: how many records they held is unknown)",
+					 (unsigned long long)t->missing_records,
+					 (unsigned long long)t->missing_unknown);
+		else
+			n += (size_t)snprintf(buf + n, len - n, "%llu records past the end missing (%s)",
+					      (unsigned long long)t->missing_records,
+					      t->present >= init_end
+						      ? "the init area is intact, the ring is cut"
+						      : "the init area is cut");
 	}
 	if (shrank != UINT64_MAX && n < len)
 		n += (size_t)snprintf(buf + n, len - n,
@@ -694,6 +715,11 @@ const unsigned char *ct_trace_ctx_unknown(const struct ct_trace *t, unsigned idx
 		return f.data;
 	}
 	return NULL;
+}
+
+bool ct_trace_incomplete(const struct ct_trace *t)
+{
+	return t->missing_records || t->missing_unknown;
 }
 
 bool ct_trace_ctx_damaged(const struct ct_trace *t)

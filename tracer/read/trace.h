@@ -100,6 +100,9 @@ const char *ct_trace_path(const struct ct_trace *t);
  */
 const char *ct_trace_damage(const struct ct_trace *t, char *buf, size_t len);
 bool ct_trace_degraded(const struct ct_trace *t);
+/* a short file whose missing part held records (some, or an unknown number):
+ * what was read cannot show that nothing failed */
+bool ct_trace_incomplete(const struct ct_trace *t);
 /* The bytes of t as written (decompressed), without the tail of the file
  * nothing was ever written to (zeros): *len of them, valid until closed.
  * The full size is ct_trace_header(t)->file_size. */
