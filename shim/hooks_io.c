@@ -2,10 +2,13 @@
  * The kernel boundary: open (all eight entry points), close and ioctl.
  *
  * Only /dev/nvidia* paths, other /dev character devices with an NVIDIA major,
- * and the fds they returned are recorded.  Every other call costs one load of
- * ct_fdnode[] (close, ioctl) or a five-byte prefix test (open) on top of the
- * real call.  FORTIFY builds reach the kernel through __open_2 and friends,
- * so those are hooked too (buildsome issue #94).
+ * and the fds they returned are recorded, and (since format 1.5) opens of the
+ * module's files, /proc/driver/nvidia*, /proc/devices, /proc/modules and
+ * /sys/module/nvidia* (their fds are not kept).  Every other call costs one
+ * load of ct_fdnode[] (close, ioctl) or a prefix test (open: the second byte,
+ * then /dev/ or the module's files) on top of the real call.  FORTIFY builds
+ * reach the kernel through __open_2 and friends, so those are hooked too
+ * (buildsome issue #94).
  *
  * ABI note: these definitions are not variadic.  On x86-64 and AArch64 Linux
  * a variadic argument of integer or pointer type travels in the same register
@@ -41,6 +44,21 @@ static bool has_mode(int flags)
 static inline bool is_dev_path(const char *p)
 {
 	return p && p[0] == '/' && p[1] == 'd' && p[2] == 'e' && p[3] == 'v' && p[4] == '/';
+}
+
+/* a path open_dev looks at more closely: /dev/..., or one of the NVIDIA
+ * module's files under /proc or /sys (ct_fs_watched); one test of p[1] for
+ * most other paths */
+static inline __attribute__((always_inline)) bool open_looked_at(const char *p)
+{
+	if (!p || p[0] != '/')
+		return false;
+	switch (p[1]) {
+	case 'd': return p[2] == 'e' && p[3] == 'v' && p[4] == '/';
+	case 'p':
+	case 's': return ct_fs_watched(p);
+	default: return false;
+	}
 }
 
 /* parse a decimal suffix; -1 when s is not all digits */
@@ -336,6 +354,28 @@ static __attribute__((noinline)) int open_slow(unsigned call, int dirfd, const c
 	node = ct_classify_path(path);
 	/* 2: fail with inj_err instead of opening; 1: opened (after delay_ns) */
 	inj = unlikely(ct_inj_active) ? ct_inject_open(call, path, flags, &inj_err, &rule, &delay_ns) : 0;
+	if (!node && !inj && !is_dev_path(path) && ct_fs_watched(path)) {
+		if (!ct_trace_active() || !ct_own_process()) {
+			/* a process that has not touched CUDA (lsmod): no trace of its own */
+			fd = call_real_open(call, dirfd, path, flags, mode);
+			forget_fd(fd);
+			return fd;
+		}
+		/* the module's files (/proc/driver/nvidia/..., /proc/devices,
+		 * /sys/module/nvidia/...): recorded with node 0, the fd not kept */
+		err = errno;
+		rec = open_enter(&w, call, dirfd, path, flags, mode, 0, 0);
+		if (rec)
+			seq = w.s.seq;
+		errno = err;
+		fd = call_real_open(call, dirfd, path, flags, mode);
+		err = errno;
+		forget_fd(fd);
+		if (rec)
+			open_exit(call, seq, 0, fd, err, 0, 0);
+		errno = err;
+		return fd;
+	}
 	if (!node && !inj) {
 		/* a /dev node under another name: keep it only if its major is NVIDIA's */
 		fd = call_real_open(call, dirfd, path, flags, mode);
@@ -386,9 +426,9 @@ static __attribute__((noinline)) int open_slow(unsigned call, int dirfd, const c
 	return fd;
 }
 
-/* A /dev path (or any path while an injection rule is active): one of the
- * /dev files programs open all the time goes straight through, the rest to
- * open_slow.  Out of line, so that the hook's path for other files stays as
+/* A /dev path, one of the NVIDIA module's files (ct_fs_watched), or any
+ * path while an injection rule is active: one of the /dev files programs
+ * open all the time goes straight through, the rest to open_slow.  Out of line, so that the hook's path for other files stays as
  * short as it was. */
 static __attribute__((noinline)) int open_dev(unsigned call, int dirfd, const char *path, int flags,
 					      mode_t mode)
@@ -405,14 +445,14 @@ static __attribute__((noinline)) int open_dev(unsigned call, int dirfd, const ch
 /* The fast path hands mode on as it came: libc and the kernel only read it
  * with O_CREAT/O_TMPFILE, so masking it here would cost instructions for
  * nothing.  open_slow records it only when has_mode(flags). */
-#define FAST_OPEN(call, dirfd, path, flags, mode)                                  \
-	do {                                                                        \
-		if (likely(!is_dev_path(path)) && likely(!ct_inj_active)) {         \
-			int fd_ = call_real_open(call, dirfd, path, flags, mode);   \
-			forget_fd(fd_);                                             \
-			return fd_;                                                 \
-		}                                                                   \
-		return open_dev(call, dirfd, path, flags, has_mode(flags) ? (mode) : 0); \
+#define FAST_OPEN(call, dirfd, path, flags, mode)                                                            \
+	do {                                                                                                 \
+		if (likely(!open_looked_at(path)) && likely(!ct_inj_active)) {                               \
+			int fd_ = call_real_open(call, dirfd, path, flags, mode);                            \
+			forget_fd(fd_);                                                                      \
+			return fd_;                                                                          \
+		}                                                                                            \
+		return open_dev(call, dirfd, path, flags, has_mode(flags) ? (mode) : 0);                     \
 	} while (0)
 
 #ifdef CT_VARIADIC_HOOKS

@@ -303,6 +303,24 @@ void ct_resolve(void)
 #include "hooks.def"
 		ct_real.fstat = (__typeof__(ct_real.fstat))ct_dl.dlsym(RTLD_NEXT, "fstat");
 		(void)(ct_dl.dlerror ? ct_dl.dlerror() : NULL);
+		/* glibc 2.33 kept __xstat, __xstat64 and __xmknod only as compat
+		 * symbols, which a look-up without a version does not return; the
+		 * old binaries that call them (libcuda 535) bind to the base version */
+#if defined(__x86_64__)
+#define CT_BASE_GLIBC "GLIBC_2.2.5"
+#elif defined(__aarch64__)
+#define CT_BASE_GLIBC "GLIBC_2.17"
+#endif
+#ifdef CT_BASE_GLIBC
+#define COMPAT(name)                                                                                         \
+	if (!ct_real.name && ct_dl.dlvsym)                                                                   \
+		ct_real.name = (__typeof__(ct_real.name))ct_dl.dlvsym(RTLD_NEXT, #name, CT_BASE_GLIBC);
+		COMPAT(__xstat)
+		COMPAT(__xstat64)
+		COMPAT(__xmknod)
+#undef COMPAT
+		(void)(ct_dl.dlerror ? ct_dl.dlerror() : NULL);
+#endif
 	}
 	ct_busy--;
 	__atomic_store_n(&resolve_state, 2, __ATOMIC_RELEASE);

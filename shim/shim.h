@@ -102,6 +102,39 @@ pid_t ct_sys_gettid(void) CT_HIDDEN;
  * raise the shim's glibc floor above 2.17 */
 int ct_sys_fstatat(int dirfd, const char *path, struct stat *st, int flags) CT_HIDDEN;
 int ct_sys_fstat(int fd, struct stat *st) CT_HIDDEN;
+/* the n bytes of lit at p; stops at the first difference (never past p's NUL) */
+static inline __attribute__((always_inline)) bool ct_lit(const char *p, const char *l, size_t n)
+{
+#pragma GCC unroll 24
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != l[i])
+			return false;
+	return true;
+}
+
+/* an NVIDIA path the file-system hooks record (hooks_fs.c): /dev/nvidia*,
+ * /dev/char/195:*, /proc/driver/nvidia*, /proc/devices, /proc/modules,
+ * /sys/module/nvidia*, [/usr]/bin/nvidia-modprobe; inline, as the test of
+ * every hooked call's path (n counts a literal's NUL where the name must end there) */
+static inline __attribute__((always_inline)) bool ct_fs_watched(const char *p)
+{
+	if (!p || p[0] != '/')
+		return false;
+	switch (p[1]) {
+	case 'd':
+		return ct_lit(p + 2, "ev/", 3) &&
+		       (ct_lit(p + 5, "nvidia", 6) || ct_lit(p + 5, "char/195:", 9));
+	case 'p':
+		return ct_lit(p + 2, "roc/", 4) &&
+		       (ct_lit(p + 6, "driver/nvidia", 13) || ct_lit(p + 6, "devices", 8) ||
+			ct_lit(p + 6, "modules", 8));
+	case 's': return ct_lit(p + 2, "ys/module/nvidia", 16);
+	case 'u': return ct_lit(p + 2, "sr/bin/nvidia-modprobe", 23);
+	case 'b': return ct_lit(p + 2, "in/nvidia-modprobe", 19);
+	default: return false;
+	}
+}
+
 /* glibc's English text for errno e, from a table of our own (strerror may
  * translate and allocate; strerrordesc_np is GLIBC_2.32) */
 const char *ct_errno_text(int e) CT_HIDDEN;
@@ -150,6 +183,12 @@ struct ct_proc {
 extern struct ct_proc *ct_proc CT_HIDDEN;
 #define ct_trace_state (ct_proc->trace_state)
 #define ct_fast_ok     (ct_proc->fast_ok)
+/* the trace of this process exists (slow paths: the NVIDIA file-system
+ * calls are recorded only then, hooks_fs.c) */
+static inline bool ct_trace_active(void)
+{
+	return ct_proc && __atomic_load_n(&ct_trace_state, __ATOMIC_ACQUIRE) == TS_ACTIVE;
+}
 extern struct ct_ring ct_ring_main CT_HIDDEN;
 extern CT_TLS struct ct_chunk ct_tls_run CT_HIDDEN;
 extern CT_TLS pid_t ct_tls_tid CT_HIDDEN;

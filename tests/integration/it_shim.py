@@ -8,6 +8,7 @@ import glob
 import gzip
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -291,6 +292,68 @@ def t_shim_hook_calls():
     need("undefined symbol: cuInit, version GLIBC_2.2.5" in a.get("dlerror", ""), "dlvsym's dlerror", a)
     need("dlvsym=null" in r.out, "the program saw the failure", r.out)
     cleanup(r)
+
+
+@test
+def t_shim_fs_calls():
+    """Format 1.5: the file-system calls a driver makes on NVIDIA paths before
+    it opens a node (stat, __xstat, access, fopen, open of /proc and /sys
+    files, mknod, mknodat, chmod, chown, symlink, unlink, remove of a
+    /dev/nvidia* name) are in the trace with their arguments, results and
+    errno as the program saw them; the same calls on other paths are not; a
+    process that never touched CUDA gets no trace for them."""
+    work = tempfile.mkdtemp(prefix="ct_fs_")
+    prog = os.path.join(PROGS, "fs_calls")
+    r = cutrace_run([prog, work], rig_env())
+    need(r.rc == 0, "fs_calls failed", r.out, r.err)
+    p = r.proc("fs_calls")
+    seen = [l.split() for l in r.out.splitlines() if " = " in l]
+    need(len(seen) == 30, "fs_calls printed 30 calls", r.out)
+    fs = [e for e in p["events"] if e["call"] != "dlopen"]
+    for name, path, _, ret, err, *rest in seen:
+        mine = [e for e in fs if e["target"] == path and e["call"] == name]
+        if "nvidia" not in path and path not in ("/proc/devices", "/proc/modules"):
+            need(not mine and not [e for e in p["events"] if e["target"] == path],
+                 "%s(%s) is not NVIDIA's: not recorded" % (name, path), mine)
+            continue
+        need(len(mine) == 1, "%s(%s) recorded once" % (name, path), [(e["call"], e["target"]) for e in fs])
+        e = mine[0]
+        want_ret = int(ret) if name != "fopen" else (0 if ret == "1" else -1)
+        need(e["result"] == want_ret and e["errno"] == int(err.split("=")[1]),
+             "%s(%s): result and errno as the program saw them (%s %s)" % (name, path, ret, err), e)
+        need(e["ok"] == (want_ret >= 0), "%s(%s) ok" % (name, path), e)
+        a = e["args"]
+        if name in ("stat", "__xstat") and want_ret == 0:
+            need(a.get("mode") == "0" + rest[0].split("=0")[1], "%s: st_mode" % name, a, rest)
+        if name in ("mknod", "mknodat"):
+            need(a.get("mode") == "010600", "%s: mode S_IFIFO|0600" % name, a)
+            need(a.get("rdev") == ("195:254" if name == "mknodat" else "0:0"), "%s: rdev" % name, a)
+            need((a.get("dirfd") == -100) == (name == "mknodat"), "%s: dirfd" % name, a)
+        if name == "chmod":
+            need(a.get("mode") == "0666", "chmod: mode", a)
+        if name == "chown":
+            need(a.get("uid") == os.getuid() and a.get("gid") == os.getgid(), "chown: uid, gid", a)
+        if name == "symlink":
+            need(a.get("target", "").startswith("nvidia-cutrace-test-"), "symlink: its target", a)
+        if name == "access":
+            need(a.get("mode") == 4, "access: R_OK", a)
+        if name == "fopen":
+            need(a.get("mode") == "r", "fopen: its mode", a)
+    need(len(fs) == 15, "15 NVIDIA calls recorded, nothing else", [(e["call"], e["target"]) for e in fs])
+    txt = subprocess.run([CUTRACE, "show", "--color=never", r.dir], capture_output=True, text=True).stdout
+    need(re.search(r'mknodat\(AT_FDCWD, "/dev/nvidia-cutrace-test2-\d+", S_IFIFO\|0600, 195:254\) = ', txt),
+         "show: mknodat's line", txt)
+    need('stat("/proc/devices") = 0  (S_IFREG|0444)' in txt, "show: stat's st_mode", txt)
+    cleanup(r)
+    shutil.rmtree(work, ignore_errors=True)
+    # no CUDA in the process: no trace at all
+    work = tempfile.mkdtemp(prefix="ct_fs_")
+    r = cutrace_run([prog, "--no-cuda", work], rig_env())
+    need(r.rc == 0 and r.out.count(" = ") == 30, "fs_calls --no-cuda failed", r.out, r.err)
+    need(not glob.glob(os.path.join(r.dir, "*.cutrace")), "a process that never touched CUDA has no trace",
+         os.listdir(r.dir))
+    cleanup(r)
+    shutil.rmtree(work, ignore_errors=True)
 
 
 @test

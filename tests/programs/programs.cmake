@@ -57,6 +57,11 @@ target_link_libraries(cutrace_fork_probe PRIVATE dl)
 cutrace_test_program(cutrace_hook_calls hook_calls ${_prog_src}/hook_calls.c)
 target_link_libraries(cutrace_hook_calls PRIVATE dl)
 
+# (h2) the file-system calls a driver makes on NVIDIA paths before it opens
+# a node, each next to a non-NVIDIA twin: tests/integration/it_shim.py.
+cutrace_test_program(cutrace_fs_calls fs_calls ${_prog_src}/fs_calls.c)
+target_link_libraries(cutrace_fs_calls PRIVATE dl)
+
 # (i) libslowopen.so: an LD_PRELOAD after the shim whose open of one path
 # hangs (an open that never returns): tests/integration/it_shim.py.
 add_library(cutrace_slowopen SHARED ${_prog_src}/slow_open.c)

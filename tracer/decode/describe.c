@@ -270,6 +270,8 @@ static const char *arg_key(unsigned call, bool second)
 	case CT_CALL_cudaMalloc: return second ? "arg2" : "size";
 	case CT_CALL_cudaFree: return second ? "arg2" : "ptr";
 	case CT_CALL_cuInit: case CT_CALL_nvmlInitWithFlags: return second ? "arg2" : "flags";
+	case CT_CALL_access: return second ? "arg2" : "mode";
+	case CT_CALL_chown: return second ? "gid" : "uid";
 	default: return second ? "arg2" : "arg";
 	}
 }
@@ -339,6 +341,7 @@ const char *ct_family_name(int fam)
 	case CT_FAM_RUNTIME: return "runtime";
 	case CT_FAM_NVML: return "nvml";
 	case CT_FAM_SHIM: return "shim";
+	case CT_FAM_FS: return "fs";
 	default: return "unknown";
 	}
 }
@@ -432,7 +435,11 @@ static inline __attribute__((always_inline)) void field_arg(struct ct_desc *d, u
 		}
 		return;
 	case CT_FLD_TEXT:
-		arg_str(d, call == CT_CALL_cuDeviceGetName ? "name" : "text", keep(d, f->data, f->len));
+		arg_str(d,
+			call == CT_CALL_cuDeviceGetName                    ? "name"
+			: call == CT_CALL_fopen || call == CT_CALL_fopen64 ? "mode"
+									   : "text",
+			keep(d, f->data, f->len));
 		return;
 	case CT_FLD_LIBKIND: arg_str(d, "libkind", libkind_name(f_u32(f))); return;
 	case CT_FLD_ENV: arg_str(d, "env", keep(d, f->data, f->len)); return;
@@ -442,6 +449,7 @@ static inline __attribute__((always_inline)) void field_arg(struct ct_desc *d, u
 	case CT_FLD_MAPLIBS: arg_str(d, "mapped", keep(d, f->data, f->len)); return;
 	case CT_FLD_MOUNT: arg_str(d, "libcuda_mount", keep(d, f->data, f->len)); return;
 	case CT_FLD_LDCACHE: arg_str(d, "ld_so_cache", keep(d, f->data, f->len)); return;
+	case CT_FLD_TARGET: arg_str(d, "target", keep(d, f->data, f->len)); return;
 	default:
 		/* a field from a newer minor version: keep its bytes under its number */
 		arg_bytes(d, keepf(d, "field_%u", f->tag), f->data, f->len);
@@ -618,6 +626,96 @@ static void describe_io(const struct ct_trace *t, const struct ct_event *ev, str
 		return;
 	}
 	describe_open(t, ev, d);
+}
+
+/* st_mode or a mknod mode: "S_IFCHR|0666" */
+static const char *mode_str(uint32_t m, char *buf, size_t len)
+{
+	static const struct {
+		uint32_t t;
+		const char *n;
+	} types[] = {
+		{ 0020000, "S_IFCHR|" },  { 0040000, "S_IFDIR|" }, { 0060000, "S_IFBLK|" },
+		{ 0100000, "S_IFREG|" },  { 0010000, "S_IFIFO|" }, { 0120000, "S_IFLNK|" },
+		{ 0140000, "S_IFSOCK|" },
+	};
+	const char *t = "";
+
+	for (unsigned i = 0; i < sizeof types / sizeof types[0]; i++)
+		if ((m & 0170000) == types[i].t)
+			t = types[i].n;
+	snprintf(buf, len, "%s0%o", t, m & 07777);
+	return buf;
+}
+
+/* access's mode: "F_OK", "R_OK|W_OK" */
+static const char *amode_str(int64_t m, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s%s%s", m ? "" : "F_OK", (m & 4) ? "R_OK" : "",
+		 (m & 2) ? ((m & 4) ? "|W_OK" : "W_OK") : "", (m & 1) ? ((m & 6) ? "|X_OK" : "X_OK") : "");
+	return buf;
+}
+
+/* the file-system calls on NVIDIA paths (format 1.5, shim/hooks_fs.c):
+ * 'mknod("/dev/nvidiactl", S_IFCHR|0666, 195:255)', 'symlink("../nvidiactl",
+ * "/dev/char/195:255")'; a stat that succeeded: detail "(S_IFCHR|0666 195:255)" */
+static void describe_fs(const struct ct_event *ev, struct ct_desc *d)
+{
+	const unsigned char *p;
+	uint16_t len;
+	uint32_t u;
+	uint64_t rdev;
+	int64_t a;
+	char buf[64];
+	bool fop = ev->call == CT_CALL_fopen || ev->call == CT_CALL_fopen64;
+	char *ta = d->text_args;
+	size_t tl = sizeof d->text_args;
+
+	if (ct_rec_u32(&ev->enter, CT_FLD_DIRFD, &u))
+		ct_appendf(ta, tl, (int32_t)u == -100 ? "AT_FDCWD, " : "%d, ", (int32_t)u);
+	if (rstr(&ev->enter, CT_FLD_TARGET, &p, &len)) {
+		append_quoted(ta, tl, p, len);
+		ct_appendf(ta, tl, ", ");
+	}
+	if (rstr(&ev->enter, CT_FLD_PATH, &p, &len)) {
+		set_target(d, p, len);
+		append_quoted(ta, tl, p, len);
+	}
+	if (fop && rstr(&ev->enter, CT_FLD_TEXT, &p, &len)) {
+		ct_appendf(ta, tl, ", ");
+		append_quoted(ta, tl, p, len);
+	}
+	if (ct_rec_u32(&ev->enter, CT_FLD_MODE, &u))
+		ct_appendf(ta, tl, ", %s", mode_str(u, buf, sizeof buf));
+	if (ct_rec_u64(&ev->enter, CT_FLD_RDEV, &rdev))
+		ct_appendf(ta, tl, ", %u:%u", (unsigned)(rdev >> 32), (unsigned)rdev);
+	if (ct_rec_i64(&ev->enter, CT_FLD_ARG, &a))
+		ct_appendf(ta, tl, ", %s",
+			   ev->call == CT_CALL_access ? amode_str(a, buf, sizeof buf)
+						      : (snprintf(buf, sizeof buf, "%" PRId64, a), buf));
+	if (ct_rec_i64(&ev->enter, CT_FLD_ARG2, &a))
+		ct_appendf(ta, tl, ", %" PRId64, a);
+	if (!d->has_result)
+		return;
+	if (fop) {
+		if (d->ret) {
+			snprintf(d->result, sizeof d->result, "FILE");
+		} else {
+			d->ret = -1; /* NULL: a failure, as -1 is for the others */
+			d->result_name = d->errno_name;
+			snprintf(d->result, sizeof d->result, "NULL %s (%s)",
+				 d->errno_name ? d->errno_name : "?", strerror(d->err));
+		}
+		return;
+	}
+	errno_result(d);
+	if (d->ret == 0 && ev->has_exit && ct_rec_u32(&ev->exit, CT_FLD_MODE, &u)) {
+		ct_appendf(d->detail, sizeof d->detail, "(%s", mode_str(u, buf, sizeof buf));
+		if (ct_rec_u64(&ev->exit, CT_FLD_RDEV, &rdev))
+			ct_appendf(d->detail, sizeof d->detail, " %u:%u", (unsigned)(rdev >> 32),
+				   (unsigned)rdev);
+		ct_appendf(d->detail, sizeof d->detail, ")");
+	}
 }
 
 /* RTLD_DEFAULT / RTLD_NEXT are 0 and -1 on glibc */
@@ -942,6 +1040,7 @@ void ct_describe_ex(const struct ct_trace *t, const struct ct_event *ev, struct 
 		case CT_FAM_IO: describe_io(t, ev, d); break;
 		case CT_FAM_LOADER: describe_loader(ev, d); break;
 		case CT_FAM_DRIVER: case CT_FAM_RUNTIME: case CT_FAM_NVML: describe_cuda(ev, d); break;
+		case CT_FAM_FS: describe_fs(ev, d); break;
 		default:
 			if (d->has_result)
 				snprintf(d->result, sizeof d->result, "%" PRId64, d->ret);

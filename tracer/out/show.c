@@ -97,6 +97,7 @@ static uint32_t only_class(unsigned call)
 	case CT_FAM_DRIVER: return 1u << CT_SHOW_ONLY_CUDA;
 	case CT_FAM_RUNTIME: return 1u << CT_SHOW_ONLY_CUDART;
 	case CT_FAM_NVML: return 1u << CT_SHOW_ONLY_NVML;
+	case CT_FAM_FS: return 1u << CT_SHOW_ONLY_OPEN; /* stat, mknod, ... of NVIDIA paths */
 	case CT_FAM_IO:
 		return call == CT_CALL_ioctl   ? 1u << CT_SHOW_ONLY_IOCTL
 		       : call == CT_CALL_close ? 1u << CT_SHOW_ONLY_CLOSE

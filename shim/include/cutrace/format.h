@@ -82,7 +82,7 @@
 
 #define CUTRACE_MAGIC           "CUTRACE"   /* 8 bytes with the NUL */
 #define CUTRACE_VERSION_MAJOR   1
-#define CUTRACE_VERSION_MINOR   4
+#define CUTRACE_VERSION_MINOR   5
 #define CUTRACE_ENDIAN_PROBE    0x01020304u
 #define CUTRACE_HEADER_AREA     4096u       /* header page; ctx starts here */
 #define CUTRACE_COUNTERS_OFF    1024u       /* commit counters in the header page */
@@ -248,6 +248,8 @@ enum {
 	CT_FLD_MAPLIBS,
 	CT_FLD_MOUNT,
 	CT_FLD_LDCACHE,
+	/* since 1.5: CT_FLD_TARGET, str: the target of a symlink (CT_FAM_FS) */
+	CT_FLD_TARGET,
 	CT_FLD__COUNT
 };
 
@@ -342,7 +344,9 @@ enum {
 #define CT_FAM_RUNTIME 4
 #define CT_FAM_NVML    5
 #define CT_FAM_SHIM    6
+#define CT_FAM_FS      7 /* since 1.5: what the driver does to NVIDIA paths before it opens a node */
 
+/* clang-format off */
 #define CUTRACE_CALLS(X) \
 	X(1,  open,                      CT_FAM_IO) \
 	X(2,  open64,                    CT_FAM_IO) \
@@ -385,7 +389,38 @@ enum {
 	X(39, nvmlShutdown,              CT_FAM_NVML) \
 	X(40, nvmlDeviceGetCount_v2,     CT_FAM_NVML) \
 	X(41, cudaGetDevice,             CT_FAM_RUNTIME) \
-	X(42, cudaGetLastError,          CT_FAM_RUNTIME)
+	X(42, cudaGetLastError,          CT_FAM_RUNTIME) \
+	CUTRACE_CALLS_FS(X)
+
+/*
+ * Since 1.5: file-system calls on NVIDIA paths only (shim/hooks_fs.c): the
+ * /dev/nvidia* nodes and /dev/char/195:N, /proc/driver/nvidia*, /proc/devices,
+ * /proc/modules, /sys/module/nvidia*, and [/usr]/bin/nvidia-modprobe.  Enter:
+ * CT_FLD_PATH; mknod*: CT_FLD_MODE (with the S_IFCHR bits) and CT_FLD_RDEV;
+ * mknodat: CT_FLD_DIRFD; chmod: CT_FLD_MODE; chown: CT_FLD_ARG (uid),
+ * CT_FLD_ARG2 (gid); access: CT_FLD_ARG (its mode); symlink: CT_FLD_TARGET
+ * (CT_FLD_PATH is the link); fopen: CT_FLD_TEXT (its mode string), and the
+ * exit's ret is 1 for a stream, 0 for NULL.  Exit of a stat that succeeded:
+ * CT_FLD_MODE (st_mode) and, for a character device, CT_FLD_RDEV.  The same
+ * paths given to open are recorded as opens (node 0 outside /dev).
+ */
+#define CUTRACE_CALLS_FS(X) \
+	X(43, __xstat,                   CT_FAM_FS) \
+	X(44, __xstat64,                 CT_FAM_FS) \
+	X(45, stat,                      CT_FAM_FS) \
+	X(46, stat64,                    CT_FAM_FS) \
+	X(47, access,                    CT_FAM_FS) \
+	X(48, __xmknod,                  CT_FAM_FS) \
+	X(49, mknod,                     CT_FAM_FS) \
+	X(50, mknodat,                   CT_FAM_FS) \
+	X(51, chmod,                     CT_FAM_FS) \
+	X(52, chown,                     CT_FAM_FS) \
+	X(53, unlink,                    CT_FAM_FS) \
+	X(54, symlink,                   CT_FAM_FS) \
+	X(55, remove,                    CT_FAM_FS) \
+	X(56, fopen,                     CT_FAM_FS) \
+	X(57, fopen64,                   CT_FAM_FS)
+/* clang-format on */
 
 enum {
 #define CT_X_ENUM(id, name, fam) CT_CALL_##name = id,
