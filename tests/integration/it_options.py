@@ -238,13 +238,18 @@ def t_options_color_forms_take_effect():
             out = p.stdout + p.stderr
             need(p.returncode in (0, 1), "%s %s: rc %d" % (cmd, " ".join(form), p.returncode), p.stderr[-800:])
             need((ESC in out) == colour, "%s %s into a pipe: colour %s" % (cmd, " ".join(form), colour), out[-800:])
-    for env, form, colour, what in [(base_env(TERM="xterm"), [], True, "auto on a terminal"),
-                                    (base_env(TERM="dumb"), [], False, "TERM=dumb"),
-                                    (base_env(TERM="xterm", NO_COLOR="1"), [], False, "NO_COLOR=1"),
-                                    (base_env(TERM="dumb"), ["--color"], True, "TERM=dumb --color"),
-                                    (base_env(TERM="xterm", NO_COLOR="1"), ["--color", "always"], True,
+    def term(**kv):  # a terminal's environment, without a NO_COLOR the test runner may have set
+        env = base_env(**kv)
+        if "NO_COLOR" not in kv:
+            env.pop("NO_COLOR", None)
+        return env
+    for env, form, colour, what in [(term(TERM="xterm"), [], True, "auto on a terminal"),
+                                    (term(TERM="dumb"), [], False, "TERM=dumb"),
+                                    (term(TERM="xterm", NO_COLOR="1"), [], False, "NO_COLOR=1"),
+                                    (term(TERM="dumb"), ["--color"], True, "TERM=dumb --color"),
+                                    (term(TERM="xterm", NO_COLOR="1"), ["--color", "always"], True,
                                      "NO_COLOR=1 --color always"),
-                                    (base_env(TERM="xterm"), ["--color", "never"], False, "--color never")]:
+                                    (term(TERM="xterm"), ["--color", "never"], False, "--color never")]:
         rc, out = on_terminal([CUTRACE, "show"] + form + [r.dir], env)
         need(rc == 1 and "FAILED" in out, "show on a terminal (%s)" % what, rc, out[-500:])
         need((ESC in out) == colour, "show on a terminal, %s: colour %s" % (what, colour), out[-500:])
