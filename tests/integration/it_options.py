@@ -259,7 +259,8 @@ def t_options_color_forms_take_effect():
 @test
 def t_options_man_page_names_every_option():
     """Every option a command's --help lists (from its table) is in that
-    command's section of man/cutrace.1 or its Common options."""
+    command's section of man/cutrace.1 or its Common options, and in the
+    README."""
     man = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "man", "cutrace.1")
     need(os.path.exists(man), "man/cutrace.1 next to the tests", man)
     text = open(man).read().replace("\\-", "-")
@@ -274,6 +275,11 @@ def t_options_man_page_names_every_option():
                    for short, name, _, _ in help_rows(cmd)
                    if ("--" + name) not in where and not (short and re.search(r"\B-%s\b" % short, where))]
         need(not missing, "man page, cutrace %s: options not named: %s" % (cmd, " ".join(missing)))
+    # and the README names every one somewhere
+    readme = open(os.path.join(os.path.dirname(man), "..", "README.md")).read()
+    for cmd in COMMANDS:
+        missing = ["--" + r[1] for r in help_rows(cmd) if "--" + r[1] not in readme]
+        need(not missing, "README.md: options of cutrace %s not named: %s" % (cmd, " ".join(missing)))
 
 
 @test
