@@ -230,7 +230,8 @@ void ct_warn_once(const char *fmt, ...)
  * with its start time (field 22 of /proc/PID/stat: an exec keeps it, a
  * reused pid does not).  The first process of the tree to warn creates
  * ".warned-KEY-ROOTPID-ROOTSTART" in the trace directory with O_EXCL and
- * writes its pid into it; the others find it and say nothing.  Nothing in the
+ * writes its pid into it (into /tmp/cutrace-EUID when the trace directory
+ * cannot be used); the others find it and say nothing.  Nothing in the
  * program's environment changes.  A process whose parent exited (reparented)
  * starts a tree of its own.
  */
@@ -314,22 +315,33 @@ pid_t ct_warn_tree(const char *key, const char *fmt, ...)
 	unsigned long long start, root_start = 0;
 	pid_t self = getpid(), p = self, pp = 0, root = 0, said = 0;
 	int saved = errno, fd = -1;
-	int dfd;
+	int dfd = -1;
 	va_list ap;
 
 	/* one warning per image (as ct_warn_once), whatever its key */
 	if (__atomic_load_n(&warned, __ATOMIC_RELAXED) && ct_cfg.debug < 1)
 		return self;
-	dfd = ct_tracedir_open(ct_cfg.dir, 1, why, sizeof why);
 	/* the root: up the line of ancestors while they have the shim */
-	for (int depth = 0; dfd >= 0 && p > 0 && depth < 256; depth++, p = pp) {
+	for (int depth = 0; p > 0 && depth < 256; depth++, p = pp) {
 		if (!proc_stat(p, &pp, &start) || (depth && !proc_has_shim(p)))
 			break;
 		root = p;
 		root_start = start;
 	}
-	if (root) {
-		marker_name(name, sizeof name, key, root, root_start);
+	marker_name(name, sizeof name, key, root, root_start);
+	/* the marker goes into the trace directory; where that cannot be used
+	 * (the very thing "tracing disabled" may be saying), into the default
+	 * one, /tmp/cutrace-EUID */
+	for (int pass = 0; root && pass < 2 && fd < 0 && !said; pass++) {
+		char def[48];
+		snprintf(def, sizeof def, "/tmp/cutrace-%u", (unsigned)geteuid());
+		if (pass && !strcmp(def, ct_cfg.dir))
+			break;
+		if (dfd >= 0)
+			ct_sys_close(dfd);
+		dfd = ct_tracedir_open(pass ? def : ct_cfg.dir, 1, why, sizeof why);
+		if (dfd < 0)
+			continue;
 		fd = (int)syscall(SYS_openat, dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 				  0600);
 		if (fd < 0 && errno == EEXIST) {

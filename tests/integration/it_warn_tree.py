@@ -113,3 +113,29 @@ def t_warn_tree_tracing_disabled():
     need(not [f for f in os.listdir(r.dir) if f.endswith(".cutrace")], "no trace", os.listdir(r.dir))
     cleanup(r)
     shutil.rmtree(tmp, ignore_errors=True)
+
+
+@test
+def t_warn_tree_unusable_dir():
+    # the commonest "tracing disabled": a CUTRACE_DIR that cannot be used,
+    # so no marker can go there either: it goes into /tmp/cutrace-EUID
+    tmp = tempfile.mkdtemp(prefix="ct_wt_")
+    chain = os.path.join(tmp, "chain.sh")
+    open(chain, "w").write(CHAIN)
+    notdir = os.path.join(tmp, "file")
+    open(notdir, "w").write("")
+    py = E.get("PYTHON3") or shutil.which("python3")
+    env = rig_env(PROBE=PROBE, PY=py, CUTRACE_DIR=os.path.join(notdir, "sub"))
+    env["LD_PRELOAD"] = SHIM + ":" + env["LD_PRELOAD"]
+    p = subprocess.Popen(["sh", chain, "4"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = p.communicate(timeout=120)
+    lines = [l for l in err.splitlines() if "tracing disabled" in l]
+    need(p.returncode == 0 and len(lines) == 1, "one 'tracing disabled' line for the tree, got %d" % len(lines),
+         p.returncode, err[-3000:])
+    need("Not a directory" in lines[0], "the line says why", lines[0])
+    fallback = "/tmp/cutrace-%d" % os.geteuid()
+    mine = [f for f in os.listdir(fallback) if f.startswith(".warned-disabled-%d-" % p.pid)]
+    need(len(mine) == 1, "the marker in %s, named by the tree's root" % fallback, os.listdir(fallback))
+    for f in mine:
+        os.unlink(os.path.join(fallback, f))
+    shutil.rmtree(tmp, ignore_errors=True)
