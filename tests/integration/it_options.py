@@ -115,6 +115,9 @@ def t_options_help_lists_what_is_accepted():
                                "%s --%s=x" % (cmd, name))
             else:
                 one_usage_line(opt([cmd, "--" + name]), cmd, "--%s needs a value" % name, "%s --%s" % (cmd, name))
+                empty = ("--%s ''" % name) if meta in ("SIZE", "DURATION") else \
+                    ("--%s needs a %s, not ''" % (name, meta.lower()))
+                one_usage_line(opt([cmd, "--%s=" % name]), cmd, empty, "%s --%s=" % (cmd, name))
 
 
 # (value, what every command says of it)

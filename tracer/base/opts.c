@@ -154,8 +154,15 @@ int ct_opts_next(const struct ct_cmd_spec *c, int argc, char **argv, int *next, 
 		switch (o->arg) {
 		case CT_ARG_NONE: return k;
 		case CT_ARG_STRING:
-			if (!*optarg)
-				return ct_opts_error(c, "--%s needs a value, not ''", o->name), -2;
+			if (!*optarg) { /* "--inject needs a rule, not ''" */
+				char what[32];
+				size_t i = 0;
+				for (const char *m = o->meta ? o->meta : "value"; *m && i + 1 < sizeof what;
+				     m++)
+					what[i++] = (char)(*m >= 'A' && *m <= 'Z' ? *m + 32 : *m);
+				what[i] = 0;
+				return ct_opts_error(c, "--%s needs a %s, not ''", o->name, what), -2;
+			}
 			return k;
 		case CT_ARG_SIZE: {
 			int sc = ct_size_check(optarg, &v->n);
