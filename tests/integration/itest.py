@@ -389,6 +389,14 @@ VERDICTS = [
      "entry 0 'first' is neither a GPU index nor a GPU-/MIG- UUID"),
     ("cvd_uuid_none", "probe", {"CUDA_VISIBLE_DEVICES": "GPU-ffff"}, "driver-api", "cuInit", 100,
      "entry 0 'GPU-ffff' matches no GPU's UUID"),
+    # the UUIDs RM answered libcuda (GPU_GET_UUID_FROM_GPU_ID / GID_INFO in the trace) check GPU- entries
+    ("cvd_uuid_listed", "probe", {"CUDA_VISIBLE_DEVICES": "GPU-ffff", "FAKENV_GPUS": "2"}, "driver-api", "cuInit",
+     100, "entry 0 'GPU-ffff' matches no GPU's UUID, so the list is empty (the driver's GPU(s): "
+     "GPU-5a1ec0de-0fa7-4e11-9c2d-63705841b200, GPU-5a1ec0de-0fa7-4e11-9c2d-63705841b201)"),
+    ("cvd_uuid_ambiguous", "probe", {"CUDA_VISIBLE_DEVICES": "gpu-5A1EC0DE", "FAKENV_GPUS": "2"}, "driver-api",
+     "cuInit", 100, "entry 0 'gpu-5A1EC0DE' is a UUID prefix that matches more than one GPU, so the list is empty"),
+    ("cvd_uuid_after_index", "probe_linked --dev 1", {"CUDA_VISIBLE_DEVICES": "0,GPU-ffff", "FAKENV_GPUS": "2"},
+     "driver-api", "cuDeviceGet", 101, "entry 1 'GPU-ffff' matches no GPU's UUID and ends the list there"),
     ("cvd_mig_none", "probe", {"CUDA_VISIBLE_DEVICES": "MIG-4f2a"}, "driver-api", "cuInit", 100,
      "is a MIG device, and no MIG device with that UUID is visible"),
     ("cvd_cut_short", "probe_linked --dev 1", {"CUDA_VISIBLE_DEVICES": "0,-1,1", "FAKENV_GPUS": "2"}, "driver-api",

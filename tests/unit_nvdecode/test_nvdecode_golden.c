@@ -428,6 +428,25 @@ START_TEST(busy_ctx_virt_mode_and_compute_mode)
 }
 END_TEST
 
+/* the H200's UUID, as libcuda 580 asks it at cuInit (GPU_GET_GID_INFO, binary) and again
+ * at the first context: what CUDA_VISIBLE_DEVICES's GPU- entries are matched against (G7) */
+static bool is_gid_info(const struct ct_nv_ioctl *d)
+{
+	return d->args == CT_NV_A_RM_CONTROL && d->u.control.cmd == 0x2080014a;
+}
+
+START_TEST(probe_gid_info_uuid)
+{
+	struct find *f = find("probe", is_gid_info);
+
+	ck_assert_uint_eq(f->hits, 2);
+	ck_assert_str_eq(f->first.u.control.uuid, "GPU-fa9d8c7b-ca18-6c74-18ec-e711754b7fbc");
+	ck_assert_str_eq(
+		f->first.summary,
+		"RM_CONTROL NV2080_CTRL_CMD_GPU_GET_GID_INFO -> GPU-fa9d8c7b-ca18-6c74-18ec-e711754b7fbc");
+}
+END_TEST
+
 static bool is_build_version(const struct ct_nv_ioctl *d)
 {
 	return d->args == CT_NV_A_RM_CONTROL && d->u.control.cmd == 0x101;
@@ -690,6 +709,7 @@ static Suite *suite(void)
 	tcase_add_test(t, i16_escape_on_caps_node);
 	tcase_add_test(t, devmap_from_context);
 	tcase_add_test(t, busy_ctx_virt_mode_and_compute_mode);
+	tcase_add_test(t, probe_gid_info_uuid);
 	tcase_add_test(t, reader_devmap_follows_opens);
 	suite_add_tcase(s, t);
 	return s;

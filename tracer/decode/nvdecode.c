@@ -45,6 +45,8 @@ enum {
 #define CMD_GPU_ATTACH_IDS       0x215u
 #define CMD_GPU_GET_VIRT_MODE    0x00800289u /* NV0080_CTRL_CMD_GPU_GET_VIRTUALIZATION_MODE */
 #define CMD_GPU_COMPUTE_RULES    0x20800131u /* NV2080_CTRL_CMD_GPU_QUERY_COMPUTE_MODE_RULES */
+#define CMD_GPU_GET_GID_INFO     0x2080014Au /* NV2080_CTRL_CMD_GPU_GET_GID_INFO */
+#define CMD_GPU_UUID_FROM_ID     0x00000275u /* NV0000_CTRL_CMD_GPU_GET_UUID_FROM_GPU_ID */
 #define CARD_ENTRY 72u
 #define GPU_INVALID_ID 0xFFFFFFFFu /* NV0000_CTRL_GPU_INVALID_ID (ABI.md §7) */
 
@@ -820,6 +822,38 @@ const char *ct_nv_compute_rules_name(uint32_t rules)
 	return rules < sizeof n / sizeof n[0] ? n[rules] : NULL;
 }
 
+/* a GPU UUID answered in either format (ctrl2080gpu.h NV2080_GPU_CMD_GPU_GET_GID_FLAGS_FORMAT,
+ * ctrl0000gpu.h: 0 ASCII "GPU-...", 2 binary, 16 bytes): len bytes of the answer at off */
+static void gid_answer(struct dctx *c, uint32_t flags, size_t off, uint32_t len)
+{
+	const struct bv *p = &c->payload;
+	char *u = c->o->u.control.uuid;
+	const size_t usz = sizeof c->o->u.control.uuid;
+
+	if ((flags & 3u) == 2u) {
+		const uint8_t *b = p->p + off;
+		if (len != 16 || p->len < off + 16)
+			return;
+		snprintf(u, usz, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+			 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
+			 b[13], b[14], b[15]);
+	} else if ((flags & 3u) == 0u) {
+		size_t n = 0;
+		if (p->len <= off)
+			return;
+		while (n < p->len - off && n < usz - 1 && n < len && p->p[off + n] >= 0x21 &&
+		       p->p[off + n] < 0x7f)
+			n++;
+		if (n < 8 || strncmp((const char *)p->p + off, "GPU-", 4))
+			return;
+		memcpy(u, p->p + off, n);
+		u[n] = 0;
+	} else {
+		return;
+	}
+	ct_appendf(c->out, sizeof c->out, "%s%s", c->out[0] ? " " : "", u);
+}
+
 static void dec_control_payload(struct dctx *c)
 {
 	struct ct_nv_ioctl *o = c->o;
@@ -882,6 +916,27 @@ static void dec_control_payload(struct dctx *c)
 			ct_appendf(c->out, sizeof c->out, ", GRID build");
 		break;
 	}
+	case CMD_GPU_GET_GID_INFO: /* index @0, flags @4, length @8, data[256] @12 (ABI.md §7) */
+		if (p->len >= 12 && o->u.control.params_size >= 12) {
+			uint32_t fl, ln;
+			memcpy(&fl, p->p + 4, 4);
+			memcpy(&ln, p->p + 8, 4);
+			gid_answer(c, fl, 12, ln);
+		}
+		break;
+	case CMD_GPU_UUID_FROM_ID: /* gpuId @0, flags @4, gpuUuid[256] @8, uuidStrLen @264 */
+		if (p->len >= 8 && o->u.control.params_size >= 8) {
+			uint32_t id, fl, ln = 256;
+			memcpy(&id, p->p, 4);
+			memcpy(&fl, p->p + 4, 4);
+			if (p->len >= 268)
+				memcpy(&ln, p->p + 264, 4);
+			snprintf(c->out, sizeof c->out, "gpu 0x%x", (unsigned)id);
+			if (!ln || (fl & 3u) == 2u)
+				ln = (fl & 3u) == 2u ? 16 : 256;
+			gid_answer(c, fl, 8, ln);
+		}
+		break;
 	case CMD_GPU_GET_INIT_STATUS: /* gpuId @0, that GPU's init status @4 */
 		if (p->len >= 8) {
 			uint32_t id, st;
@@ -1873,6 +1928,8 @@ static void json_args(struct ct_json *j, const struct ct_nv_ioctl *d)
 		ct_json_kstr(j, "cmd_name", d->u.control.cmd_name);
 		ct_json_kbool(j, "cmd_named", d->u.control.cmd_named);
 		ct_json_kuint(j, "params_size", d->u.control.params_size);
+		if (d->u.control.uuid[0])
+			ct_json_kstr(j, "gpu_uuid", d->u.control.uuid);
 		break;
 	case CT_NV_A_RM_ALLOC:
 		if (d->u.alloc.class_unreadable) {

@@ -190,6 +190,9 @@ struct ct_nv_ioctl {
 			 * GPU_QUERY_COMPUTE_MODE_RULES (rules), from the payload (ABI.md §7) */
 			bool has_answer;
 			uint32_t answer;
+			/* the GPU UUID of GPU_GET_GID_INFO and GPU_GET_UUID_FROM_GPU_ID
+			 * ("GPU-8a1b2c3d-...", either format), "" none (ABI.md §7) */
+			char uuid[48];
 		} control;
 		struct {
 			uint32_t hRoot, hParent;
@@ -293,5 +296,7 @@ const char *ct_nv_compute_rules_name(uint32_t rules);
 #define CT_NV_COMPUTE_RULES_NONE    0u /* NV2080_CTRL_GPU_COMPUTE_MODE_RULES_NONE: Default */
 #define CT_NV_CMD_GPU_GET_VIRT_MODE 0x00800289u
 #define CT_NV_CMD_GPU_COMPUTE_RULES 0x20800131u
+#define CT_NV_CMD_GPU_GET_GID_INFO  0x2080014Au
+#define CT_NV_CMD_GPU_UUID_FROM_ID  0x00000275u
 
 #endif

@@ -100,6 +100,11 @@ struct ct_diag {
 	int virt_mode;     /* GPU_GET_VIRTUALIZATION_MODE: 2 VGX, a vGPU guest */
 	int compute_rules; /* GPU_QUERY_COMPUTE_MODE_RULES: 0 Default ... 3 Exclusive Process */
 	struct fact virt;  /* the step that answered virt_mode */
+	/* the GPU UUIDs RM answered (GPU_GET_GID_INFO, GPU_GET_UUID_FROM_GPU_ID), each
+	 * once, in the order first seen: what CUDA_VISIBLE_DEVICES's GPU- entries are
+	 * matched against (catalog G7) */
+	char gpu_uuid[32][48];
+	int n_gpu_uuid;
 
 	/* WSL2 (issue 19 group 3, catalog G3) */
 	bool wsl;             /* a WSL kernel release, or /dev/dxg opened */

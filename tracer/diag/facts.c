@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cutrace_gen/codes.h"
 #include "version.h"
@@ -298,6 +299,18 @@ static void on_open(struct ct_diag *d, const struct ct_event *ev, const struct c
 
 /* what names an ioctl for grouping the same failure across processes: the
  * escape and its RM command or class (no handles, fds or addresses) */
+/* a GPU UUID RM answered, kept once (case-insensitive, as CUDA compares them) */
+static void add_gpu_uuid(struct ct_diag *d, const char *uuid)
+{
+	const int max = (int)(sizeof d->gpu_uuid / sizeof d->gpu_uuid[0]);
+
+	for (int i = 0; i < d->n_gpu_uuid; i++)
+		if (!strcasecmp(d->gpu_uuid[i], uuid))
+			return;
+	if (d->n_gpu_uuid < max)
+		snprintf(d->gpu_uuid[d->n_gpu_uuid++], sizeof d->gpu_uuid[0], "%s", uuid);
+}
+
 static void nv_key(const struct ct_nv_ioctl *nv, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s", nv->name);
@@ -390,6 +403,8 @@ static void on_ioctl(struct ct_diag *d, const struct ct_event *ev, const struct 
 			d->compute_rules = (int)nv->u.control.answer;
 		}
 	}
+	if (nv->args == CT_NV_A_RM_CONTROL && nv->ok && nv->u.control.uuid[0])
+		add_gpu_uuid(d, nv->u.control.uuid);
 	if (nv->args == CT_NV_A_CARD_INFO && nv->ok) {
 		if (d->cards < 0 || (int)nv->ncards > d->cards)
 			d->cards = (int)nv->ncards;

@@ -499,8 +499,12 @@ static bool cvd_reason(const struct ct_diag *d, int ngpus, bool none_visible, ch
 {
 	struct ct_sel sel;
 	const char *first;
+	const char *uuids[32];
 
-	ct_sel_cuda(d->cvd, ngpus, NULL, 0, &sel);
+	/* the UUIDs RM answered libcuda: GPU- entries are checked when every GPU's is known */
+	for (int i = 0; i < d->n_gpu_uuid; i++)
+		uuids[i] = d->gpu_uuid[i];
+	ct_sel_cuda(d->cvd, ngpus, uuids, d->n_gpu_uuid, &sel);
 	if (sel.stop == CT_SEL_EMPTY)
 		return false;
 	if (sel.stop != CT_SEL_END) {
@@ -511,10 +515,19 @@ static bool cvd_reason(const struct ct_diag *d, int ngpus, bool none_visible, ch
 						      : ", so the list is empty");
 		if (sel.stop == CT_SEL_RANGE && ngpus > 0)
 			ct_appendf(buf, len, " (the driver sees %d GPU(s): indices 0..%d)", ngpus, ngpus - 1);
+		if (sel.stop == CT_SEL_UUID || sel.stop == CT_SEL_AMBIGUOUS) {
+			/* the UUIDs the driver answered (the trace's GID_INFO / UUID_FROM_GPU_ID) */
+			ct_appendf(buf, len, " (the driver's GPU(s): ");
+			for (int i = 0; i < d->n_gpu_uuid && i < 4; i++)
+				ct_appendf(buf, len, "%s%s", i ? ", " : "", d->gpu_uuid[i]);
+			ct_appendf(buf, len, "%s)", d->n_gpu_uuid > 4 ? ", ..." : "");
+		}
 		snprintf(fix, flen, "%s",
 			 sel.stop == CT_SEL_DUPLICATE ? "name each GPU once in CUDA_VISIBLE_DEVICES"
 			 : sel.stop == CT_SEL_RANGE
 				 ? "use indices below the GPU count (nvidia-smi -L), or GPU UUIDs"
+			 : sel.stop == CT_SEL_UUID || sel.stop == CT_SEL_AMBIGUOUS
+				 ? "copy the UUID from 'nvidia-smi -L' (GPU-..., or a prefix only one GPU has)"
 				 : "use GPU indices or UUIDs as 'nvidia-smi -L' prints them; an entry "
 				   "that is neither ends the list");
 		return true;
@@ -554,7 +567,7 @@ static void explain_no_device(struct judge *j, const struct fact *f)
 	struct ct_verdict *v = j->v;
 
 	if (d->cvd_set && d->cards > 0) {
-		char why[200], fix[200];
+		char why[400], fix[200];
 		snprintf(v->summary, sizeof v->summary,
 			 "CUDA_VISIBLE_DEVICES='%s' hides all %d GPU(s) the driver sees: %s = %d (no device)",
 			 d->cvd, d->cards, f->s.call, f->code);
@@ -582,7 +595,7 @@ static void explain_invalid_device(struct judge *j, const struct fact *f)
 	if (d->devcount_seen)
 		ct_appendf(v->summary, sizeof v->summary, "%d", d->dev_count);
 	if (d->cvd_set) {
-		char why[200], fix[200];
+		char why[400], fix[200];
 		ct_appendf(v->summary, sizeof v->summary, " (CUDA_VISIBLE_DEVICES=%s renumbers them from 0)",
 			   d->cvd);
 		/* a list cut short by an invalid entry shows fewer devices than it names */
