@@ -472,8 +472,8 @@ bench_job() {
 	declare -A wall cpu rss
 	for n in 512 4096; do
 		# 64 hosts (8 for 512), 67 failed ranks in one group: the synthetic traces of
-		# tests/unit_reader/mksynth.c, 256 KiB each (sparse)
-		"$mk" --job "$J$n" "$n" $((n >= 4096 ? 64 : 8)) 7 $((n / 4)) $((n / 4 + 1)) $(seq $((n / 2)) $((n / 2 + 63))) \
+		# tests/unit_reader/mksynth.c, 16 MiB each as CUTRACE_SIZE's default (sparse)
+		CT_MKSYNTH_SIZE=16777216 "$mk" --job "$J$n" "$n" $((n >= 4096 ? 64 : 8)) 7 $((n / 4)) $((n / 4 + 1)) $(seq $((n / 2)) $((n / 2 + 63))) \
 			>/dev/null
 		local ts=() cs=() ms=() i
 		for i in 1 2 3; do
@@ -494,6 +494,8 @@ bench_job() {
 	local per
 	per=$(calc "(${rss[4096]} - ${rss[512]}) / (4096 - 512)" 2)
 	result "job: memory per process, 512 -> 4096" "$per KiB" "bounded" "INFO"
+	result "job: peak RSS ratio 4096 / 512 processes" "$(calc "${rss[4096]} / ${rss[512]}") x" "<< 8 x" "INFO"
+	result "job: wall ratio 4096 / 512 processes" "$(calc "${wall[4096]} / ${wall[512]}") x" "~ 8 x" "INFO"
 }
 
 for s in $sections; do

@@ -13,7 +13,9 @@
  * (ranks 0..NPROC-1, pids 100000+rank, RANK and SLURM_PROCID set) spread
  * evenly over NHOSTS hosts node01.. (NHOSTS <= 9999), one subdirectory per
  * host as a job on a shared filesystem leaves them; the FAILRANKs are "fail",
- * the others "ok".  Files are 256 KiB and sparse.
+ * the others "ok".  Files are 256 KiB and sparse; CT_MKSYNTH_SIZE=BYTES
+ * (at least 256 KiB, e.g. 16777216 as CUTRACE_SIZE's default) makes them
+ * that long, still sparse: only the written part takes disk.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -167,6 +169,11 @@ static int job(int argc, char **argv)
 {
 	static char dir[4096], path[4200], hostname[64];
 	int nproc, nhosts, per;
+	const char *sz = getenv("CT_MKSYNTH_SIZE");
+	uint64_t size = sz ? strtoull(sz, NULL, 0) : 0;
+
+	if (size < (256u << 10))
+		size = 256u << 10;
 
 	if (argc < 5 || (nproc = atoi(argv[3])) < 1 || (nhosts = atoi(argv[4])) < 1 || nhosts > 9999) {
 		fprintf(stderr, "usage: ct_mksynth --job DIR NPROC NHOSTS [FAILRANK...]\n");
@@ -191,7 +198,7 @@ static int job(int argc, char **argv)
 		host = hostname;
 		rank = r;
 		snprintf(path, sizeof path, "%s/%s-%u-1700000000000001000.cutrace", dir, hostname, P);
-		if (write_one(path, fail, 256 << 10))
+		if (write_one(path, fail, size))
 			return 1;
 	}
 	return 0;

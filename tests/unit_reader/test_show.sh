@@ -205,6 +205,30 @@ expect 1 "$cutrace" show --no-time --pids "$work/job2"
 has "$work/out" "  ranks 0-5 on 3 hosts node[01-03]"
 has "$work/out" "    1 process: host node03 rank 5 pid 100005"
 
+# --- 4096 processes: summary in ranges, memory bounded -----------------------------
+# peak RSS of show over 4096 traces against the same over 8, in this test: the
+# growth is what the summary keeps per process (~5 KiB), never the traces.
+# 256 KiB files keep the test short; scripts/bench.sh job reads 16 MiB ones
+# (there: 21 MiB peak for 4096, as here)
+if [ -x /usr/bin/time ]; then
+	"$mksynth" --job "$work/big" 4096 64 7 1024 1025 $(seq 2048 2111) ||
+		fail "mksynth --job 4096"
+	"$mksynth" --job "$work/small" 8 2 7 || fail "mksynth --job 8"
+	/usr/bin/time -f %M -o "$work/rss.small" "$cutrace" show --summary "$work/small" >/dev/null 2>&1
+	/usr/bin/time -f %M -o "$work/rss.big" "$cutrace" show --summary "$work/big" >"$work/out" 2>&1
+	has "$work/out" "4096 processes traced: 4029 healthy, 67 failed"
+	has "$work/out" "  ranks 0-4095 on 64 hosts node[01-64]"
+	has "$work/out" "    67 processes: ranks 7,1024-1025,2048-2111 on 3 hosts node[01,17,33]"
+	small=$(tail -1 "$work/rss.small") big=$(tail -1 "$work/rss.big")
+	echo "4096 traces: peak RSS $big KiB, 8 traces: $small KiB"
+	# bound: 8 KiB a process (two pages; each trace is 256 KiB)
+	[ "$((big - small))" -le $((4096 * 8)) ] ||
+		fail "peak RSS grew by $((big - small)) KiB from 8 to 4096 traces (bound $((4096 * 8)) KiB)"
+	rm -rf "$work/big" "$work/small"
+else
+	echo "skip: 4096-process memory check (no /usr/bin/time)"
+fi
+
 if [ "$fails" -ne 0 ]; then
 	echo "$fails check(s) failed" >&2
 	exit 1
