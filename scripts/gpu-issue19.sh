@@ -130,7 +130,10 @@ for v in "" "0" "1" "0,0" "0,1" "0gpu" "+0" "-0" "-1" " 0" "one,0" "0,one" \
 	vd=$(CUDA_VISIBLE_DEVICES=$v "$CT" run -q -o "$W/cvd$i" -- python3 "$W/cvd.py" 2>&1 | grep -m1 'FAILED\|OK' | sed 's/^cutrace: pid [0-9]* ([^)]*) on [^:]*: //')
 	t=-
 	case $v in "" | 0 | 1 | 0,0 | "$UUID" | "$SHORT") [ $HAVE_TORCH = 1 ] && t=$(CUDA_VISIBLE_DEVICES=$v timeout 60 python3 "$W/torch_count.py" 2>&1 | tr '\n' ' ' | cut -c1-160) ;; esac
-	log "CVD='$v': $out | cutrace: $vd | $t"
+	# which UUID questions libcuda asked RM under this value (the verdict checks GPU- entries
+	# against their answers): GPU_GET_GID_INFO, GPU_GET_UUID_FROM_GPU_ID
+	uq=$("$CT" show --only ioctl "$W/cvd$i" 2>/dev/null | grep -c 'GID_INFO\|UUID_FROM_GPU_ID' || true)
+	log "CVD='$v': $out | cutrace: $vd | $t | RM UUID questions: ${uq:-?}"
 	q='`'
 	printf '| %s%s%s | %s | %s | %s |\n' "$q" "$v" "$q" "$out" "${vd:-healthy}" "$t" >> "$MD"
 done
