@@ -80,6 +80,6 @@ set_tests_properties(portability_no_check PROPERTIES LABELS "portability;build"
 include(${CUTRACE_TEST_DIR}/real/tests.cmake)
 add_test(NAME portability_oldroot_real
   COMMAND ${CMAKE_CURRENT_LIST_DIR}/oldroot_real.sh $<TARGET_FILE:cutrace> $<TARGET_FILE:cutrace_shim>)
-set_tests_properties(portability_oldroot_real PROPERTIES FIXTURES_REQUIRED "oldroot;real_nvidia"
+set_tests_properties(portability_oldroot_real PROPERTIES FIXTURES_REQUIRED "oldroot;real_nvidia" RESOURCE_LOCK dev_nvidia_nodes
   LABELS "portability;oldroot;real" SKIP_RETURN_CODE 77 TIMEOUT 600
   ENVIRONMENT "CUTRACE_OLDROOT_DIR=${CUTRACE_OLDROOT_DIR};CUTRACE_REAL_DIR=${CUTRACE_REAL_DIR}")

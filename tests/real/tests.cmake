@@ -22,7 +22,9 @@ foreach(c no_module_root no_module_user nvml_alone cudart11_rig cudart11_stub st
     COMMAND ${CMAKE_CURRENT_LIST_DIR}/verdicts.sh ${c} $<TARGET_FILE:cutrace>
             $<TARGET_FILE:cutrace_fakenv> $<TARGET_FILE_DIR:cutrace_fakecuda>)
   set_tests_properties(real_verdict_${c} PROPERTIES FIXTURES_REQUIRED real_nvidia SKIP_RETURN_CODE 77
-    LABELS real TIMEOUT 120 ENVIRONMENT "CUTRACE_REAL_DIR=${CUTRACE_REAL_DIR}")
+    LABELS real TIMEOUT 120 ENVIRONMENT "CUTRACE_REAL_DIR=${CUTRACE_REAL_DIR}"
+    # real libcuda as root makes /dev/nvidiactl, which changes what the others see
+    RESOURCE_LOCK dev_nvidia_nodes)
 endforeach()
 
 # two cudarts (13 and 11.8) in RTLD_LOCAL extensions: each caller keeps its own

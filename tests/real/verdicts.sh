@@ -56,6 +56,37 @@ for k in sys.argv[1:]:
 ' "$@"
 }
 
+# fs_event CALL PATH RESULT [ARGS]: the first process's trace has CALL of
+# PATH (format 1.5, family fs) that returned RESULT, with the JSON
+# arguments ARGS ("KEY=VALUE ...")
+fs_event() {
+	"$cutrace" show --json "$W/traces" 2>/dev/null | python3 -c '
+import json, sys
+call, path, ret, args = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+d = json.load(sys.stdin)
+p = d["processes"][0] if "processes" in d else d
+es = [e for e in p["events"] if e["call"] == call and e["target"] == path and e.get("family") == "fs"]
+want = dict(kv.split("=", 1) for kv in args.split()) if args else {}
+if not es or es[0]["result"] != ret or any(str(es[0]["args"].get(k)) != v for k, v in want.items()):
+    print("FAIL: no %s(%s) = %d [%s] in the trace: %s" % (call, path, ret, args,
+          [(e["call"], e["target"], e["result"], e["args"]) for e in p["events"] if e.get("family") == "fs"][:12]))
+' "$1" "$2" "$3" "${4:-}" | grep FAIL && fail=1
+}
+
+# ctl_was_there: had_ctl=1 when libcuda's first stat of /dev/nvidiactl in the
+# trace found the node (made by a test running beside this one: then libcuda
+# makes none), empty when it did not; FAIL when the stat is not in the trace
+ctl_was_there() {
+	had_ctl=$("$cutrace" show --json "$W/traces" 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+p = d["processes"][0] if "processes" in d else d
+es = [e for e in p["events"] if e["call"] in ("stat", "__xstat", "stat64", "__xstat64") and e["target"] == "/dev/nvidiactl"]
+print("none" if not es else "1" if es[0]["result"] == 0 else "")
+')
+	[ "$had_ctl" != none ] || { bad "no stat of /dev/nvidiactl in the trace"; had_ctl=1; }
+}
+
 # expect TEXT WHAT: WHAT (the verdict text) contains TEXT
 expect() { case $2 in *"$1"*) ;; *) bad "the verdict lacks '$1': $2" ;; esac; }
 refuse() { case $2 in *"$1"*) bad "the verdict says '$1': $2" ;; esac; }
@@ -92,7 +123,17 @@ no_module_root)
 	no_module_here
 	[ "$(id -u)" = 0 ] || { echo "SKIP: not root (the root case makes libcuda create /dev/nvidiactl)"; exit 77; }
 	run_cutrace LD_LIBRARY_PATH="$NV" -- "$(dirname "$cutrace")/cutrace-probe"
+	ctl_was_there
 	all=$(verdict layer summary fix hint step.text final.code | tr '\n' ' ')
+	# format 1.5: what libcuda did before it opened the node
+	if [ -z "$had_ctl" ]; then
+		expect "libcuda created /dev/nvidiactl itself (mknod c 195:255)" "$all"
+		fs_event __xmknod /dev/nvidiactl 0 "mode=020666 rdev=195:255"
+	else
+		echo "note: /dev/nvidiactl was there when libcuda looked (another test's?): it made no node, the mknod is not checked"
+	fi
+	fs_event access /sys/module/nvidia/initstate -1
+	[ -e /usr/bin/nvidia-modprobe ] || expect "libcuda looked for /usr/bin/nvidia-modprobe" "$all"
 	[ "$(verdict layer)" = kernel-handshake ] || bad "layer $(verdict layer), want kernel-handshake: $all"
 	expect "the NVIDIA kernel module is not loaded" "$all"
 	expect "no /proc/driver/nvidia/version" "$all"
@@ -116,6 +157,12 @@ no_module_user)
 		env HOME="$W" LD_LIBRARY_PATH="$W/nv" "$cutrace" run --color=never -o "$W/traces" -- \
 		"$(dirname "$cutrace")/cutrace-probe" >"$W/out" 2>"$W/err"
 	all=$(verdict layer summary fix hint step.text final.code | tr '\n' ' ')
+	ctl_was_there
+	# format 1.5: libcuda tried to make the node and was refused
+	if [ -z "$had_ctl" ]; then
+		expect "libcuda tried to create /dev/nvidiactl (mknod = EACCES)" "$all"
+		fs_event __xmknod /dev/nvidiactl -1 "mode=020666 rdev=195:255"
+	fi
 	[ "$(verdict layer)" = kernel-handshake ] || bad "layer $(verdict layer), want kernel-handshake: $all"
 	expect "the NVIDIA kernel module is not loaded" "$all"
 	expect "modprobe nvidia" "$all"

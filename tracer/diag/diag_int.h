@@ -58,6 +58,13 @@ struct ct_diag {
 	struct fact rm_fail;
 	struct fact uvm_fail;
 	int cards;                   /* GPUs CARD_INFO listed, -1 never answered */
+	/* what the driver did before it opened a node (format 1.5, family fs) */
+	bool fs_mknod_seen; /* libcuda made a /dev/nvidia* node itself */
+	int fs_mknod_err;   /* its errno (0: made) */
+	char fs_mknod_path[64];
+	uint64_t fs_mknod_rdev; /* major << 32 | minor */
+	int fs_modprobe;        /* stat of nvidia-modprobe: 0 unseen, 1 there, -1 absent */
+	char fs_modprobe_path[64];
 	struct fact card_empty;
 
 	/* driver API */

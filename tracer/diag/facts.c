@@ -297,6 +297,31 @@ static void on_open(struct ct_diag *d, const struct ct_event *ev, const struct c
 	snprintf(f->path, sizeof f->path, "%s", str_field(ev, CT_FLD_PATH, path, sizeof path) ? path : "?");
 }
 
+/* the file-system calls the driver made on NVIDIA paths (format 1.5): the
+ * first node it made itself (mknod), and whether nvidia-modprobe was there */
+static void on_fs(struct ct_diag *d, const struct ct_event *ev)
+{
+	char path[256];
+	int64_t rdev = 0;
+	unsigned c = ev->call;
+
+	if (!ev->has_exit || !str_field(ev, CT_FLD_PATH, path, sizeof path))
+		return;
+	if ((c == CT_CALL_mknod || c == CT_CALL_mknodat || c == CT_CALL___xmknod) && !d->fs_mknod_seen &&
+	    !strncmp(path, "/dev/nvidia", 11)) {
+		d->fs_mknod_seen = true;
+		d->fs_mknod_err = ev->ret < 0 ? ev->err : 0;
+		snprintf(d->fs_mknod_path, sizeof d->fs_mknod_path, "%s", path);
+		if (ev->has_enter && ct_rec_i64(&ev->enter, CT_FLD_RDEV, &rdev))
+			d->fs_mknod_rdev = (uint64_t)rdev;
+	}
+	if ((c == CT_CALL_stat || c == CT_CALL_stat64 || c == CT_CALL___xstat || c == CT_CALL___xstat64) &&
+	    d->fs_modprobe <= 0 && strstr(path, "bin/nvidia-modprobe")) {
+		d->fs_modprobe = ev->ret == 0 ? 1 : -1;
+		snprintf(d->fs_modprobe_path, sizeof d->fs_modprobe_path, "%s", path);
+	}
+}
+
 /* what names an ioctl for grouping the same failure across processes: the
  * escape and its RM command or class (no handles, fds or addresses) */
 /* a GPU UUID RM answered, kept once (case-insensitive, as CUDA compares them) */
@@ -536,6 +561,10 @@ void ct_diag_event(struct ct_diag *d, const struct ct_event *ev, const struct ct
 		return;
 	}
 	int fam = ct_call_family(c);
+	if (fam == CT_FAM_FS) {
+		on_fs(d, ev);
+		return;
+	}
 	if (fam != CT_FAM_DRIVER && fam != CT_FAM_RUNTIME && fam != CT_FAM_NVML)
 		return;
 	if (!ev->has_exit) {

@@ -1311,14 +1311,29 @@ static bool rule_no_module(struct judge *j)
 		 "the NVIDIA kernel module is not loaded: no /proc/driver/nvidia/version, no /sys/module/nvidia, "
 		 "major 195 absent from /proc/devices");
 	if (nxio)
-		ct_appendf(v->summary, sizeof v->summary,
-			   "; open(%s) = %s: the node exists but no driver is behind it", d->open_fail.path,
-			   ct_errno_name(d->open_fail.code));
+		ct_appendf(v->summary, sizeof v->summary, "; open(%s) = %s: %s", d->open_fail.path,
+			   ct_errno_name(d->open_fail.code),
+			   d->fs_mknod_seen && !d->fs_mknod_err
+				   ? "no driver is behind the node"
+				   : "the node exists but no driver is behind it");
 	if (nvml9)
 		ct_appendf(v->summary, sizeof v->summary, "; %s = %d (NVML_ERROR_DRIVER_NOT_LOADED)",
 			   d->nvml_fail.s.call, d->nvml_fail.code);
 	if (f != &d->nvml_fail || !nvml9)
 		ct_appendf(v->summary, sizeof v->summary, "; %s = %d", f->s.call, f->code);
+	/* what libcuda did about it before it opened the node (format 1.5):
+	 * as root it makes the node itself, so the node proves nothing */
+	if (d->fs_mknod_seen && !d->fs_mknod_err)
+		ct_appendf(v->summary, sizeof v->summary,
+			   "; libcuda created %s itself (mknod c %u:%u), so the node proves nothing",
+			   d->fs_mknod_path, (unsigned)(d->fs_mknod_rdev >> 32), (unsigned)d->fs_mknod_rdev);
+	else if (d->fs_mknod_seen)
+		ct_appendf(v->summary, sizeof v->summary, "; libcuda tried to create %s (mknod = %s)",
+			   d->fs_mknod_path, ct_errno_name(d->fs_mknod_err));
+	if (d->fs_modprobe < 0)
+		ct_appendf(v->summary, sizeof v->summary,
+			   "; libcuda looked for %s (which loads the module and makes the nodes): it is not installed",
+			   d->fs_modprobe_path);
 	ct_trace_ctx_str(d->t, CT_CTX_KERNEL, 0, kernel, sizeof kernel);
 	snprintf(v->fix, sizeof v->fix,
 		 "load the module: 'sudo modprobe nvidia' ('dmesg | grep -iE \"nvrm|nvidia\"' says why it does not "
