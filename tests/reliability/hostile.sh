@@ -34,7 +34,8 @@ h() {
 			bad "$name: the trace is unreadable"
 		fi ;;
 	none)
-		if [ -d "$dir" ] && [ -n "$(ls -A "$dir" 2>/dev/null | grep -v '^keep$')" ]; then
+		if [ -d "$dir" ] && [ -n "$(ls -A "$dir" 2>/dev/null | grep -vE '^(keep|\.warned-(disabled|inject)-[0-9]+-[0-9]+)$')" ]; then
+			# .warned-KEY-ROOT-START: the shim's once-per-tree warning marker
 			bad "$name: files left in $dir: $(ls -A "$dir" | head -3 | tr '\n' ' ')"
 		fi ;;
 	esac
