@@ -221,9 +221,13 @@ if [ -x /usr/bin/time ]; then
 	has "$work/out" "    67 processes: ranks 7,1024-1025,2048-2111 on 3 hosts node[01,17,33]"
 	small=$(tail -1 "$work/rss.small") big=$(tail -1 "$work/rss.big")
 	echo "4096 traces: peak RSS $big KiB, 8 traces: $small KiB"
-	# bound: 8 KiB a process (two pages; each trace is 256 KiB)
-	[ "$((big - small))" -le $((4096 * 8)) ] ||
+	# bound: 8 KiB a process (two pages; each trace is 256 KiB); not under
+	# ASan, whose quarantine keeps freed blocks (104 MiB more at 4096)
+	if [ -n "${CUTRACE_TEST_SANITIZED:-}" ]; then
+		echo "skip: the memory bound under a sanitizer (its allocator inflates peak RSS)"
+	elif [ "$((big - small))" -gt $((4096 * 8)) ]; then
 		fail "peak RSS grew by $((big - small)) KiB from 8 to 4096 traces (bound $((4096 * 8)) KiB)"
+	fi
 	rm -rf "$work/big" "$work/small"
 else
 	echo "skip: 4096-process memory check (no /usr/bin/time)"
