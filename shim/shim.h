@@ -313,6 +313,8 @@ extern int ct_inj_bad CT_HIDDEN;      /* CUTRACE_INJECT was malformed */
 const char *ct_inject_spec(void) CT_HIDDEN;
 void ct_inject_init(void) CT_HIDDEN;
 void ct_inject_after_fork(void) CT_HIDDEN;
+/* hooks_proc.c: the page a fork child shares with its parent, made before the fork */
+void ct_proc_before_fork(void) CT_HIDDEN;
 
 /* ---- SIGBUS guard (hooks_sig.c) -------------------------------------------- */
 /* the trace mapping [map, map + len) exists: own SIGBUS (once per process) */

@@ -491,7 +491,7 @@ void ct_init(void)
 	if (!ct_cfg.disabled) {
 		proc_page();
 		ct_inject_init();
-		pthread_atfork(NULL, NULL, atfork_child);
+		pthread_atfork(ct_proc_before_fork, NULL, atfork_child);
 		on_exit(on_exit_handler, NULL);
 	}
 	ct_busy--;

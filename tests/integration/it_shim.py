@@ -4,6 +4,7 @@ reentrancy guard, every hooked entry point in a trace, and the facts of the
 real H200 fixtures.  Loaded by itest.py, which puts its helpers (test, need,
 Fail, cutrace_run, preload_run, rig_env, base_env, events, first, cleanup,
 ...) in scope; the programs are in PROG_DIR (tests/programs)."""
+import errno
 import glob
 import gzip
 import json
@@ -350,6 +351,61 @@ def t_shim_fs_calls():
     work = tempfile.mkdtemp(prefix="ct_fs_")
     r = cutrace_run([prog, "--no-cuda", work], rig_env())
     need(r.rc == 0 and r.out.count(" = ") == 30, "fs_calls --no-cuda failed", r.out, r.err)
+    need(not glob.glob(os.path.join(r.dir, "*.cutrace")), "a process that never touched CUDA has no trace",
+         os.listdir(r.dir))
+    cleanup(r)
+    shutil.rmtree(work, ignore_errors=True)
+
+
+@test
+def t_shim_helper_processes():
+    """Format 1.6: a helper named nvidia-modprobe run by fork + execle/execv/
+    execl or posix_spawn is recorded in the parent when it reaps the child:
+    path, arguments, the wait status (even when the program passes NULL for
+    it), an exec that failed with its errno; other children are not; the
+    program sees every pid and status unchanged; a process that never touched
+    CUDA gets no trace."""
+    work = tempfile.mkdtemp(prefix="ct_helper_")
+    helper = os.path.join(work, "nvidia-modprobe")
+    with open(helper, "w") as f:
+        f.write('#!/bin/sh\ncase "$1" in [0-9]*) exit "$1" ;; esac\nexit 1\n')
+    os.chmod(helper, 0o755)
+    prog = os.path.join(PROGS, "helper_run")
+    r = cutrace_run([prog, work], rig_env())
+    need(r.rc == 0, "helper_run failed", r.out, r.err)
+    runs = dict((int(m.group(1)), (int(m.group(2)), int(m.group(3))))
+                for m in re.finditer(r"RUN (\d) pid=(\d+) status=(-?\d+)", r.out))
+    need(sorted(runs) == [1, 2, 3, 4, 5], "five runs", r.out)
+    p = r.proc("helper_run")
+    ws = [e for e in p["events"] if e["call"] in ("waitpid", "wait4")]
+    need(len(ws) == 4, "four helper runs reaped in the trace (not /bin/true)",
+         [(e["call"], e["target"], e["args"]) for e in ws])
+    want = [  # run, call, path, args, status (None: the program's own), exec errno
+        (1, "waitpid", helper, "-c 0 -u", None, 0),
+        (2, "waitpid", helper, "0", 0, 0),
+        (3, "wait4", os.path.join(work, "missing", "nvidia-modprobe"), "", None, errno.ENOENT),
+        (4, "waitpid", helper, "3", None, 0),
+    ]
+    for e, (n, call, path, args, status, eerr) in zip(ws, want):
+        pid, st = runs[n]
+        a = e["args"]
+        need(e["call"] == call and e["target"] == path and a.get("args") == args and a.get("pid") == pid
+             and e["result"] == pid and a.get("exec_errno") == eerr,
+             "run %d: %s of %s (%s), pid %d" % (n, call, path, args, pid), e)
+        need(a.get("status") == (st if status is None else status), "run %d: the wait status" % n, a, st)
+        need(e["ok"] == (n == 2), "run %d: ok only when it exec'd and exited 0" % n, e)
+    sp = [e for e in p["events"] if e["call"] == "posix_spawn"]
+    need(len(sp) == 1 and sp[0]["target"] == helper and sp[0]["args"].get("args") == "3"
+         and sp[0]["result"] == 0 and sp[0]["args"].get("pid") == runs[4][0], "posix_spawn recorded", sp)
+    need(runs[1][1] == 1 << 8 and runs[3][1] == 127 << 8 and runs[4][1] == 3 << 8,
+         "the program saw the real statuses", runs)
+    txt = subprocess.run([CUTRACE, "show", "--no-time", "--color=never", r.dir], capture_output=True,
+                         text=True).stdout
+    need('waitpid(<pid>: "%s -c 0 -u") = <pid>  (exited 1)' % helper in txt, "show: the helper's line", txt)
+    need("(its exec failed: ENOENT" in txt, "show: the failed exec", txt)
+    cleanup(r)
+    r = cutrace_run([prog, "--no-cuda", work], rig_env())
+    need(r.rc == 0 and r.out.count("RUN ") == 5, "helper_run --no-cuda failed", r.out, r.err)
     need(not glob.glob(os.path.join(r.dir, "*.cutrace")), "a process that never touched CUDA has no trace",
          os.listdir(r.dir))
     cleanup(r)

@@ -61,6 +61,9 @@ target_link_libraries(cutrace_hook_calls PRIVATE dl)
 # a node, each next to a non-NVIDIA twin: tests/integration/it_shim.py.
 cutrace_test_program(cutrace_fs_calls fs_calls ${_prog_src}/fs_calls.c)
 target_link_libraries(cutrace_fs_calls PRIVATE dl)
+# format 1.6: the driver's helper processes (shim/hooks_proc.c)
+cutrace_test_program(cutrace_helper_run helper_run ${_prog_src}/helper_run.c)
+target_link_libraries(cutrace_helper_run PRIVATE dl)
 
 # (i) libslowopen.so: an LD_PRELOAD after the shim whose open of one path
 # hangs (an open that never returns): tests/integration/it_shim.py.

@@ -10,6 +10,9 @@
 #   no_module_root   the probe as root on a machine with no NVIDIA kernel module:
 #                    libcuda creates /dev/nvidiactl itself (mknodat), open ENXIO
 #   no_module_user   the same as an unprivileged user (setpriv): libcuda opens nothing
+#   no_module_helper the same with an NVIDIA device on the bus (tests/real/fakepci.c,
+#                    $FAKEPCI_LIB): libcuda runs its setuid helper nvidia-modprobe
+#                    (a script here that exits 1), recorded with its status
 #   nvml_alone       ctypes nvmlInit_v2 of libnvidia-ml 535 alone: 9
 #   cudart11_rig     cudart 11.8 (ctypes) against the rig's fake libcuda
 #   cudart11_stub    cudart 11.8 against the toolkit's stub libcuda
@@ -168,6 +171,44 @@ no_module_user)
 	expect "modprobe nvidia" "$all"
 	expect "CUDA_VISIBLE_DEVICES is not the cause" "$all"
 	refuse "check NVIDIA_VISIBLE_DEVICES / CUDA_VISIBLE_DEVICES" "$all"
+	[ "$(verdict final.code)" = 100 ] || bad "final code $(verdict final.code), want cuInit's 100"
+	;;
+no_module_helper)
+	no_module_here
+	command -v setpriv >/dev/null || { echo "SKIP: no setpriv to run as an unprivileged user"; exit 77; }
+	[ "$(id -u)" = 0 ] || { echo "SKIP: not root (needed to switch to the nobody user)"; exit 77; }
+	[ -f "${FAKEPCI_LIB:-}" ] || { echo "SKIP: no FAKEPCI_LIB (tests/real/fakepci.c)"; exit 77; }
+	dev=$(ls /sys/bus/pci/devices 2>/dev/null | head -1)
+	[ -n "$dev" ] || { echo "SKIP: no PCI device here to stand in for a GPU"; exit 77; }
+	mkdir -p "$W/traces" && chown nobody "$W/traces"
+	mkdir -p "$W/nv" && cp -a "$NV"/. "$W/nv/" && chmod -R a+rX "$W/nv"
+	cp "$FAKEPCI_LIB" "$W/libfakepci.so" && chmod 755 "$W/libfakepci.so"
+	# a 3D controller of NVIDIA's (vendor 0x10de, device 0x2335, class 0x0302)
+	python3 -c 'import sys; b = bytearray(256); b[0:4] = bytes([0xde, 0x10, 0x35, 0x23]); b[0x0a] = 2; b[0x0b] = 3; open(sys.argv[1], "wb").write(b)' "$W/config"
+	printf '#!/bin/sh\necho ran >> "%s/ran"\nexit 1\n' "$W" >"$W/nvidia-modprobe"
+	chmod 755 "$W/nvidia-modprobe" && : >"$W/ran" && chmod 666 "$W/ran" "$W/config"
+	setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
+		env HOME="$W" LD_LIBRARY_PATH="$W/nv" FAKEPCI_DEV="$dev" FAKEPCI_CONFIG="$W/config" \
+		FAKEPCI_MODPROBE="$W/nvidia-modprobe" LD_PRELOAD="$W/libfakepci.so" \
+		"$cutrace" run --color=never -o "$W/traces" -- "$(dirname "$cutrace")/cutrace-probe" >"$W/out" 2>"$W/err"
+	runs=$(wc -l <"$W/ran")
+	[ "$runs" -gt 0 ] || { echo "SKIP: libcuda did not run nvidia-modprobe here (it found no NVIDIA device): $(head -3 "$W/err")"; exit 77; }
+	all=$(verdict layer summary fix hint step.text final.code | tr '\n' ' ')
+	[ "$(verdict layer)" = kernel-handshake ] || bad "layer $(verdict layer), want kernel-handshake: $all"
+	expect "the NVIDIA kernel module is not loaded" "$all"
+	expect "libcuda ran /usr/bin/nvidia-modprobe $runs time" "$all"
+	expect "exited 1 (it could not load the module or make the nodes)" "$all"
+	# each run in the trace: what libcuda exec'd, its exit status 1 (256), the exec did not fail
+	"$cutrace" show --json "$W/traces" 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+p = d["processes"][0] if "processes" in d else d
+w = [e for e in p["events"] if e["call"] == "waitpid"]
+ok = [e for e in w if e["target"] == "/usr/bin/nvidia-modprobe" and e["args"].get("status") == 256
+      and e["args"].get("exec_errno") == 0 and e["result"] == e["args"].get("pid") and not e["ok"]]
+if len(w) != int(sys.argv[1]) or len(ok) != len(w):
+    print("FAIL: want %s waitpid(nvidia-modprobe) runs with status 256: %s" % (sys.argv[1], [(e["target"], e["args"]) for e in w][:3]))
+' "$runs" | grep FAIL && fail=1
 	[ "$(verdict final.code)" = 100 ] || bad "final code $(verdict final.code), want cuInit's 100"
 	;;
 nvml_alone)

@@ -19,9 +19,11 @@
 
 #include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include "fmt.h"
 /* the hot paths format many short strings: the cheaper snprintf (fmt.c) */
 #define snprintf ct_snprintf
@@ -272,6 +274,8 @@ static const char *arg_key(unsigned call, bool second)
 	case CT_CALL_cuInit: case CT_CALL_nvmlInitWithFlags: return second ? "arg2" : "flags";
 	case CT_CALL_access: return second ? "arg2" : "mode";
 	case CT_CALL_chown: return second ? "gid" : "uid";
+	case CT_CALL_waitpid:
+	case CT_CALL_wait4: return second ? "exec_errno" : "pid";
 	default: return second ? "arg2" : "arg";
 	}
 }
@@ -418,6 +422,10 @@ static inline __attribute__((always_inline)) void field_arg(struct ct_desc *d, u
 	case CT_FLD_PFN: arg_addr(d, "pfn", f_u64(f)); return;
 	case CT_FLD_WRAPPED: arg_bool(d, "wrapped", f_u32(f) != 0); return;
 	case CT_FLD_ARG:
+		if (exit && call >= CT_CALL_waitpid && call <= CT_CALL_posix_spawnp) {
+			arg_int(d, call <= CT_CALL_wait4 ? "status" : "pid", (int64_t)f_u64(f));
+			return;
+		}
 		if (ct_stable() && f_u64(f) && arg_is_addr(arg_key(call, false)))
 			arg_str(d, arg_key(call, false), CT_ADDR_HIDDEN);
 		else
@@ -436,9 +444,10 @@ static inline __attribute__((always_inline)) void field_arg(struct ct_desc *d, u
 		return;
 	case CT_FLD_TEXT:
 		arg_str(d,
-			call == CT_CALL_cuDeviceGetName                    ? "name"
-			: call == CT_CALL_fopen || call == CT_CALL_fopen64 ? "mode"
-									   : "text",
+			call == CT_CALL_cuDeviceGetName                           ? "name"
+			: call == CT_CALL_fopen || call == CT_CALL_fopen64        ? "mode"
+			: call >= CT_CALL_waitpid && call <= CT_CALL_posix_spawnp ? "args"
+										  : "text",
 			keep(d, f->data, f->len));
 		return;
 	case CT_FLD_LIBKIND: arg_str(d, "libkind", libkind_name(f_u32(f))); return;
@@ -654,6 +663,98 @@ static const char *amode_str(int64_t m, char *buf, size_t len)
 	snprintf(buf, len, "%s%s%s%s", m ? "" : "F_OK", (m & 4) ? "R_OK" : "",
 		 (m & 2) ? ((m & 4) ? "|W_OK" : "W_OK") : "", (m & 1) ? ((m & 6) ? "|X_OK" : "X_OK") : "");
 	return buf;
+}
+
+/* a wait status in words: "exited 1", "killed by SIGKILL" */
+static void wait_status_str(int64_t st, char *buf, size_t n)
+{
+	int s = (int)st;
+
+	if (WIFEXITED(s))
+		snprintf(buf, n, "exited %d", WEXITSTATUS(s));
+	else if (WIFSIGNALED(s))
+		snprintf(buf, n, "killed by signal %d%s", WTERMSIG(s),
+			 WTERMSIG(s) == SIGKILL   ? " (SIGKILL)"
+			 : WTERMSIG(s) == SIGSEGV ? " (SIGSEGV)"
+			 : WTERMSIG(s) == SIGABRT ? " (SIGABRT)"
+						  : "");
+	else
+		snprintf(buf, n, "status 0x%x", (unsigned)s);
+}
+
+/* format 1.6: a helper the driver ran (shim/hooks_proc.c).
+ * 'waitpid(25209: "/usr/bin/nvidia-modprobe -c 0 -u") = 25209  (exited 1)';
+ * 'posix_spawn("/usr/bin/nvidia-modprobe", "-u") = 0  (pid 123)' */
+static void describe_proc(const struct ct_event *ev, struct ct_desc *d)
+{
+	const unsigned char *p, *a = NULL;
+	uint16_t len, alen = 0;
+	int64_t pid, eerr = 0, st;
+	char buf[64];
+	char *ta = d->text_args;
+	size_t tl = sizeof d->text_args;
+	bool wait = ev->call == CT_CALL_waitpid || ev->call == CT_CALL_wait4;
+
+	if (!rstr(&ev->enter, CT_FLD_PATH, &p, &len))
+		return;
+	set_target(d, p, len);
+	rstr(&ev->enter, CT_FLD_TEXT, &a, &alen);
+	if (wait && ct_rec_i64(&ev->enter, CT_FLD_ARG, &pid)) {
+		/* --no-time: a pid differs from run to run */
+		if (ct_stable())
+			ct_appendf(ta, tl, "<pid>: ");
+		else
+			ct_appendf(ta, tl, "%" PRId64 ": ", pid);
+		ct_appendf(ta, tl, "\"%.*s%s%.*s\"", (int)len, (const char *)p, alen ? " " : "", (int)alen,
+			   a ? (const char *)a : "");
+	} else {
+		append_quoted(ta, tl, p, len);
+		if (alen) {
+			ct_appendf(ta, tl, ", ");
+			append_quoted(ta, tl, a, alen);
+		}
+	}
+	if (!d->has_result)
+		return;
+	if (!wait) {
+		/* posix_spawn returns the error number */
+		if (d->ret) {
+			d->errno_name = ct_errno_name((int)d->ret);
+			d->result_name = d->errno_name;
+			snprintf(d->result, sizeof d->result, "%s (%s)", d->errno_name ? d->errno_name : "?",
+				 strerror((int)d->ret));
+		} else {
+			snprintf(d->result, sizeof d->result, "0");
+			if (!ct_stable() && ct_rec_i64(&ev->exit, CT_FLD_ARG, &pid))
+				snprintf(d->detail, sizeof d->detail, "(pid %" PRId64 ")", pid);
+		}
+		return;
+	}
+	errno_result(d);
+	if (d->ret > 0 && ct_stable())
+		snprintf(d->result, sizeof d->result, "<pid>");
+	ct_rec_i64(&ev->enter, CT_FLD_ARG2, &eerr);
+	if (eerr)
+		snprintf(d->detail, sizeof d->detail, "(its exec failed: %s, %s)",
+			 ct_errno_name((int)eerr) ? ct_errno_name((int)eerr) : "?", strerror((int)eerr));
+	else if (d->ret > 0 && ct_rec_i64(&ev->exit, CT_FLD_ARG, &st)) {
+		wait_status_str(st, buf, sizeof buf);
+		snprintf(d->detail, sizeof d->detail, "(%s)", buf);
+	}
+}
+
+/* a helper the driver ran succeeded: it exec'd and exited 0 */
+bool ct_proc_ok(const struct ct_event *ev)
+{
+	int64_t st = 0, eerr = 0;
+
+	if (!ev->has_exit)
+		return false;
+	if (ev->call == CT_CALL_posix_spawn || ev->call == CT_CALL_posix_spawnp)
+		return ev->ret == 0;
+	ct_rec_i64(&ev->enter, CT_FLD_ARG2, &eerr);
+	ct_rec_i64(&ev->exit, CT_FLD_ARG, &st);
+	return ev->ret > 0 && !eerr && WIFEXITED((int)st) && WEXITSTATUS((int)st) == 0;
 }
 
 /* the file-system calls on NVIDIA paths (format 1.5, shim/hooks_fs.c):
@@ -1000,6 +1101,10 @@ static bool family_ok(const struct ct_event *ev, const struct ct_desc *d)
 		return d->ret == 0;
 	case CT_FAM_SHIM:
 		return true;
+	case CT_FAM_FS:
+		if (ev->call >= CT_CALL_waitpid && ev->call <= CT_CALL_posix_spawnp)
+			return ct_proc_ok(ev);
+		return d->ret >= 0;
 	default:
 		return d->ret >= 0;
 	}
@@ -1040,7 +1145,12 @@ void ct_describe_ex(const struct ct_trace *t, const struct ct_event *ev, struct 
 		case CT_FAM_IO: describe_io(t, ev, d); break;
 		case CT_FAM_LOADER: describe_loader(ev, d); break;
 		case CT_FAM_DRIVER: case CT_FAM_RUNTIME: case CT_FAM_NVML: describe_cuda(ev, d); break;
-		case CT_FAM_FS: describe_fs(ev, d); break;
+		case CT_FAM_FS:
+			if (ev->call >= CT_CALL_waitpid && ev->call <= CT_CALL_posix_spawnp)
+				describe_proc(ev, d);
+			else
+				describe_fs(ev, d);
+			break;
 		default:
 			if (d->has_result)
 				snprintf(d->result, sizeof d->result, "%" PRId64, d->ret);

@@ -116,6 +116,8 @@ void ct_describe(const struct ct_trace *t, const struct ct_event *ev, struct ct_
  * cost per event.  ct_describe() is ct_describe_ex(..., CT_DESC_ARGS). */
 #define CT_DESC_ARGS 1u
 void ct_describe_ex(const struct ct_trace *t, const struct ct_event *ev, struct ct_desc *d, unsigned what);
+/* a helper the driver ran (format 1.6: waitpid, wait4, posix_spawn*) exec'd and exited 0 */
+bool ct_proc_ok(const struct ct_event *ev);
 
 /* Write d's arguments as one JSON object value ({"path": "...", ...}).
  * Raw memory (parameter blocks, payloads) is written as a hex string only

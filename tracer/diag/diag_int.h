@@ -41,6 +41,9 @@ struct ct_diag {
 	char cudart_path[256];
 	int cudart_ver;
 	bool nvml_loaded;
+	char nvml_path[256]; /* the libnvidia-ml the loader picked, the name asked for, its version */
+	char nvml_req[256];
+	char nvml_ver[32];
 	struct fact nvml_load_fail;  /* the first failed load of NVML */
 	char nvml_dlerror[300];
 	bool deepbind;
@@ -65,6 +68,10 @@ struct ct_diag {
 	uint64_t fs_mknod_rdev; /* major << 32 | minor */
 	int fs_modprobe;        /* stat of nvidia-modprobe: 0 unseen, 1 there, -1 absent */
 	char fs_modprobe_path[64];
+	/* the helper it ran (format 1.6): how often, how many failed, the last */
+	int helper_runs, helper_failed;
+	char helper_path[64];
+	char helper_how[64]; /* "exited 1", "its exec failed: EACCES" */
 	struct fact card_empty;
 
 	/* driver API */

@@ -188,6 +188,13 @@ static void on_dlopen(struct ct_diag *d, const struct ct_event *ev, const struct
 		}
 	} else if (kind == CT_LIB_NVML) {
 		if (ev->ret) {
+			if (!d->nvml_loaded && rp) {
+				snprintf(d->nvml_path, sizeof d->nvml_path, "%s", rp);
+				snprintf(d->nvml_req, sizeof d->nvml_req, "%s", lib ? lib : "");
+				if (ct_version_from_name(rp, d->nvml_ver, sizeof d->nvml_ver) < 0 ||
+				    !strchr(d->nvml_ver, '.'))
+					d->nvml_ver[0] = 0;
+			}
 			d->nvml_loaded = true;
 		} else if (!d->nvml_load_fail.s.set) {
 			char err[300];
@@ -299,7 +306,7 @@ static void on_open(struct ct_diag *d, const struct ct_event *ev, const struct c
 
 /* the file-system calls the driver made on NVIDIA paths (format 1.5): the
  * first node it made itself (mknod), and whether nvidia-modprobe was there */
-static void on_fs(struct ct_diag *d, const struct ct_event *ev)
+static void on_fs(struct ct_diag *d, const struct ct_event *ev, const struct ct_desc *desc)
 {
 	char path[256];
 	int64_t rdev = 0;
@@ -307,6 +314,18 @@ static void on_fs(struct ct_diag *d, const struct ct_event *ev)
 
 	if (!ev->has_exit || !str_field(ev, CT_FLD_PATH, path, sizeof path))
 		return;
+	if (c >= CT_CALL_waitpid && c <= CT_CALL_posix_spawnp) {
+		d->helper_runs++;
+		if (!ct_proc_ok(ev)) {
+			d->helper_failed++;
+			snprintf(d->helper_how, sizeof d->helper_how, "%.*s",
+				 (int)(desc->detail[0] == '(' ? strlen(desc->detail) - 2
+							      : sizeof desc->result),
+				 desc->detail[0] == '(' ? desc->detail + 1 : desc->result);
+		}
+		snprintf(d->helper_path, sizeof d->helper_path, "%s", path);
+		return;
+	}
 	if ((c == CT_CALL_mknod || c == CT_CALL_mknodat || c == CT_CALL___xmknod) && !d->fs_mknod_seen &&
 	    !strncmp(path, "/dev/nvidia", 11)) {
 		d->fs_mknod_seen = true;
@@ -562,7 +581,7 @@ void ct_diag_event(struct ct_diag *d, const struct ct_event *ev, const struct ct
 	}
 	int fam = ct_call_family(c);
 	if (fam == CT_FAM_FS) {
-		on_fs(d, ev);
+		on_fs(d, ev, desc);
 		return;
 	}
 	if (fam != CT_FAM_DRIVER && fam != CT_FAM_RUNTIME && fam != CT_FAM_NVML)

@@ -295,22 +295,35 @@ static bool ldconf_lists(const char *dir, char *file, size_t flen)
 	return found;
 }
 
-static void loader_how(const struct ct_diag *d, struct how *h)
+/* one user-space driver library as the loader found it: libcuda or libnvidia-ml */
+struct lib_ref {
+	const char *stem; /* "libcuda", "libnvidia-ml" */
+	const char *path; /* what the loader picked (real path) */
+	const char *req;  /* the name dlopen was asked for */
+	const char *ver;  /* the version in its file name */
+};
+
+static struct lib_ref cuda_ref(const struct ct_diag *d)
+{
+	return (struct lib_ref){ "libcuda", d->cuda_path, d->cuda_req, d->cuda_ver };
+}
+
+static void loader_how(const struct ct_diag *d, const struct lib_ref *l, struct how *h)
 {
 	char ldp[1024], real[PATH_MAX], cand[PATH_MAX], file[256];
-	const char *base = strrchr(d->cuda_req, '/') ? strrchr(d->cuda_req, '/') + 1 : d->cuda_req;
+	const char *base = strrchr(l->req, '/') ? strrchr(l->req, '/') + 1 : l->req;
 	bool here = same_host(d);
 	int n = 0, total = 0;
 
 	memset(h, 0, sizeof *h);
-	if (!d->cuda_path[0]) {
+	if (!l->path[0]) {
 		snprintf(h->text, sizeof h->text, "no dlopen of it was recorded (linked by the program)");
 		return;
 	}
-	dir_of(d->cuda_path, h->dir, sizeof h->dir);
-	if (strchr(d->cuda_req, '/')) {
+	dir_of(l->path, h->dir, sizeof h->dir);
+	if (strchr(l->req, '/')) {
 		h->kind = HOW_ABSPATH;
-		snprintf(h->text, sizeof h->text, "a dlopen by absolute path (\"%s\")", d->cuda_req);
+		snprintf(h->text, sizeof h->text, "a dlopen by absolute path (\"%s\")", l->req);
 		return;
 	}
 	if (ct_trace_env(d->t, "LD_LIBRARY_PATH", ldp, sizeof ldp) && ldp[0]) {
@@ -326,7 +339,7 @@ static void loader_how(const struct ct_diag *d, struct how *h)
 				e[strlen(e) - 1] = 0;
 			snprintf(cand, sizeof cand, "%s/%s", e, base);
 			if (!strcmp(e, h->dir) ||
-			    (here && e[0] && realpath(cand, real) && !strcmp(real, d->cuda_path))) {
+			    (here && e[0] && realpath(cand, real) && !strcmp(real, l->path))) {
 				h->kind = HOW_LDPATH;
 				snprintf(h->dir, sizeof h->dir, "%s", e);
 				snprintf(h->text, sizeof h->text, "LD_LIBRARY_PATH entry %s (%d of %d)", e, n,
@@ -351,9 +364,9 @@ static void loader_how(const struct ct_diag *d, struct how *h)
 	}
 }
 
-/* libcuda.so.KVER elsewhere on this machine's library path, or where drivers install it */
-static bool find_matching(const struct ct_diag *d, const char *kver, const char *not_dir, char *out,
-			  size_t len)
+/* STEM.so.KVER elsewhere on this machine's library path, or where drivers install it */
+static bool find_matching(const struct ct_diag *d, const char *stem, const char *kver, const char *not_dir,
+			  char *out, size_t len)
 {
 	static const char *const dirs[] = { "/usr/lib/x86_64-linux-gnu",
 					    "/usr/lib64",
@@ -370,7 +383,7 @@ static bool find_matching(const struct ct_diag *d, const char *kver, const char 
 	if (!kver[0] || !same_host(d))
 		return false;
 	for (int i = 0; dirs[i]; i++) {
-		snprintf(path, sizeof path, "%s/libcuda.so.%s", dirs[i], kver);
+		snprintf(path, sizeof path, "%s/%s.so.%s", dirs[i], stem, kver);
 		if (strcmp(dirs[i], not_dir) && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
 			snprintf(out, len, "%s", path);
 			return true;
@@ -378,7 +391,7 @@ static bool find_matching(const struct ct_diag *d, const char *kver, const char 
 	}
 	if (ct_trace_env(d->t, "LD_LIBRARY_PATH", ldp, sizeof ldp))
 		for (char *e = strtok(ldp, ":"); e; e = strtok(NULL, ":")) {
-			snprintf(path, sizeof path, "%s/libcuda.so.%s", e, kver);
+			snprintf(path, sizeof path, "%s/%s.so.%s", e, stem, kver);
 			if (strcmp(e, not_dir) && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
 				snprintf(out, len, "%s", path);
 				return true;
@@ -393,16 +406,17 @@ static bool find_matching(const struct ct_diag *d, const char *kver, const char 
  * packages were upgraded under a running module: libcuda newer than the
  * module and installed system-wide.
  */
-static void stale_fix(const struct ct_diag *d, const char *kver, const struct how *h, char *fix, size_t len)
+static void stale_fix(const struct ct_diag *d, const struct lib_ref *l, const char *kver, const struct how *h,
+		      char *fix, size_t len)
 {
 	char match[PATH_MAX] = "", shadow[PATH_MAX + 80];
-	bool newer = d->cuda_ver[0] && ct_version_cmp(d->cuda_ver, kver) > 0;
+	bool newer = l->ver[0] && ct_version_cmp(l->ver, kver) > 0;
 
-	if (find_matching(d, kver, h->dir, match, sizeof match))
+	if (find_matching(d, l->stem, kver, h->dir, match, sizeof match))
 		snprintf(shadow, sizeof shadow, "it shadows %s, which matches the kernel module", match);
 	else
-		snprintf(shadow, sizeof shadow, "the driver's own libcuda.so.%s must be found instead (%s)",
-			 kver,
+		snprintf(shadow, sizeof shadow, "the driver's own %s.so.%s must be found instead (%s)",
+			 l->stem, kver,
 			 same_host(d)
 				 ? "not found in the usual directories here: install the user-space driver "
 				   "of the module's version"
@@ -411,31 +425,29 @@ static void stale_fix(const struct ct_diag *d, const char *kver, const struct ho
 	case HOW_SYSTEM:
 		if (newer) {
 			snprintf(fix, len,
-				 "the driver's user-space libraries (libcuda %s in %s) were upgraded under the running "
+				 "the driver's user-space libraries (%s %s in %s) were upgraded under the running "
 				 "kernel module %s: reboot, or unload and reload the nvidia modules, so that the module "
 				 "matches",
-				 d->cuda_ver, h->dir, kver);
+				 l->stem, l->ver, h->dir, kver);
 			break;
 		}
 		snprintf(fix, len,
-			 "remove the stale libcuda %s from %s (libcuda.so.%s and its libcuda.so.1 link) and run "
+			 "remove the stale %s %s from %s (%s.so.%s and its %s.so.1 link) and run "
 			 "ldconfig: %s; or reinstall the user-space driver %s",
-			 d->cuda_ver[0] ? d->cuda_ver : "", h->dir, d->cuda_ver[0] ? d->cuda_ver : "*",
-			 shadow, kver);
+			 l->stem, l->ver, h->dir, l->stem, l->ver[0] ? l->ver : "*", l->stem, shadow, kver);
 		break;
 	case HOW_LDPATH: snprintf(fix, len, "remove %s from LD_LIBRARY_PATH: %s", h->dir, shadow); break;
 	case HOW_ABSPATH:
-		snprintf(fix, len,
-			 "the program loads %s by absolute path: load libcuda.so.1 by name instead; %s",
-			 d->cuda_req, shadow);
+		snprintf(fix, len, "the program loads %s by absolute path: load %s.so.1 by name instead; %s",
+			 l->req, l->stem, shadow);
 		break;
 	case HOW_OTHER:
 		snprintf(fix, len, "take %s off the program's RUNPATH/RPATH (or the ld.so.conf entry): %s",
 			 h->dir, shadow);
 		break;
 	default:
-		snprintf(fix, len, "the libcuda the program loaded is not the kernel module's version %s: %s",
-			 kver, shadow);
+		snprintf(fix, len, "the %s the program loaded is not the kernel module's version %s: %s",
+			 l->stem, kver, shadow);
 	}
 }
 
@@ -484,9 +496,20 @@ static void handshake_text(struct ct_diag *d, const struct fact *f, struct ct_ve
 			 (int)(strrchr(d->cuda_path, '/') ? strrchr(d->cuda_path, '/') - d->cuda_path : 0), d->cuda_path);
 	else if (!f->s.injected && stale_evidence(d, v) && strcmp(src, "CHECK_VERSION_STR")) {
 		struct how h;
-		loader_how(d, &h);
+		struct lib_ref l = cuda_ref(d);
+		loader_how(d, &l, &h);
 		ct_appendf(v->summary, sizeof v->summary, "; the loader found it through %s", h.text);
-		stale_fix(d, v->contract.kernel_version, &h, v->fix, sizeof v->fix);
+		stale_fix(d, &l, v->contract.kernel_version, &h, v->fix, sizeof v->fix);
+	} else if (!f->s.injected && !strcmp(src, "CHECK_VERSION_STR") && d->nvml_path[0] && d->nvml_ver[0] &&
+		   kernel[0] && ct_version_cmp(d->nvml_ver, kernel) != 0 &&
+		   !ct_diag_has(d->nvml_path, "/compat/")) {
+		/* NVML's own library: name it and how the loader found it */
+		struct how h;
+		struct lib_ref l = { "libnvidia-ml", d->nvml_path, d->nvml_req, d->nvml_ver };
+		loader_how(d, &l, &h);
+		ct_appendf(v->summary, sizeof v->summary, "; libnvidia-ml %s (%s) was found through %s",
+			   d->nvml_ver, d->nvml_path, h.text);
+		stale_fix(d, &l, kernel, &h, v->fix, sizeof v->fix);
 	} else
 		snprintf(v->fix, sizeof v->fix, "%s/libnvidia-ml from LD_LIBRARY_PATH", FIX_SAME_VERSION);
 }
@@ -1334,6 +1357,15 @@ static bool rule_no_module(struct judge *j)
 		ct_appendf(v->summary, sizeof v->summary,
 			   "; libcuda looked for %s (which loads the module and makes the nodes): it is not installed",
 			   d->fs_modprobe_path);
+	/* the setuid helper it ran (format 1.6): what the caller saw */
+	if (d->helper_runs)
+		ct_appendf(v->summary, sizeof v->summary, "; libcuda ran %s %d time%s%s%s%s", d->helper_path,
+			   d->helper_runs, d->helper_runs == 1 ? "" : "s",
+			   d->helper_failed == d->helper_runs ? (d->helper_runs == 1 ? ": it " : ": each ")
+			   : d->helper_failed                 ? ": the last failed run "
+							      : ", it succeeded",
+			   d->helper_failed ? d->helper_how : "",
+			   d->helper_failed ? " (it could not load the module or make the nodes)" : "");
 	ct_trace_ctx_str(d->t, CT_CTX_KERNEL, 0, kernel, sizeof kernel);
 	snprintf(v->fix, sizeof v->fix,
 		 "load the module: 'sudo modprobe nvidia' ('dmesg | grep -iE \"nvrm|nvidia\"' says why it does not "
@@ -1508,10 +1540,11 @@ static bool rule_driver_mismatch(struct judge *j)
 	snprintf(v->fix, sizeof v->fix, "use the libcuda of the installed driver version (or reboot after an upgrade)");
 	if (!f->s.injected && !(d->hs_event.s.set && d->hs_event.s.injected) && stale_evidence(d, v)) {
 		struct how h;
-		loader_how(d, &h);
+		struct lib_ref l = cuda_ref(d);
+		loader_how(d, &l, &h);
 		ct_appendf(v->summary, sizeof v->summary, " (libcuda %s, found through %s)", d->cuda_ver,
 			   h.text);
-		stale_fix(d, v->contract.kernel_version, &h, v->fix, sizeof v->fix);
+		stale_fix(d, &l, v->contract.kernel_version, &h, v->fix, sizeof v->fix);
 	}
 	return true;
 }
@@ -1526,12 +1559,13 @@ static bool stale_runtime(struct judge *j, const struct fact *f, bool is_static)
 	struct ct_verdict *v = j->v;
 	int kcuda = ct_driver_cuda_version(v->contract.kernel_version);
 	struct how h;
+	struct lib_ref l = cuda_ref(d);
 
 	if (!stale_evidence(d, v) || ct_version_cmp(d->cuda_ver, v->contract.kernel_version) > 0 ||
 	    kcuda < v->contract.runtime_version || (f && f->s.injected) ||
 	    (d->drvver.s.set && d->drvver.s.injected))
 		return false;
-	loader_how(d, &h);
+	loader_how(d, &l, &h);
 	v->layer = CT_LAYER_LOADER;
 	v->step = d->drvver.s.set ? d->drvver.s : d->cuda_load.s;
 	snprintf(v->summary, sizeof v->summary,
@@ -1548,7 +1582,7 @@ static bool stale_runtime(struct judge *j, const struct fact *f, bool is_static)
 			   CT_cudaErrorInsufficientDriver);
 	else
 		ct_appendf(v->summary, sizeof v->summary, "%s = %d", f->s.call, f->code);
-	stale_fix(d, v->contract.kernel_version, &h, v->fix, sizeof v->fix);
+	stale_fix(d, &l, v->contract.kernel_version, &h, v->fix, sizeof v->fix);
 	snprintf(v->hint, sizeof v->hint,
 		 "cudart says 35 'CUDA driver version is insufficient' and torch 'The NVIDIA driver on your system is "
 		 "too old (found version %d)': the driver is not too old, the program loaded a stale copy of its "
@@ -1705,6 +1739,9 @@ static bool scenario_env_made(const struct ct_diag *d, const struct ct_verdict *
 	if (!strcmp(v->scenario, "no-visible-device"))
 		return v->layer == CT_LAYER_DRIVER_API && d->cvd_set && !d->cvd[0] && v->final.set &&
 		       v->final_code == CT_CUDA_ERROR_NO_DEVICE;
+	if (!strcmp(v->scenario, "cvd-wrong-uuid"))
+		return v->layer == CT_LAYER_DRIVER_API && d->cvd_set && !strncmp(d->cvd, "GPU-", 4) &&
+		       v->final.set && v->final_code == CT_CUDA_ERROR_NO_DEVICE;
 	return false;
 }
 

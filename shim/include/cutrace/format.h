@@ -82,7 +82,7 @@
 
 #define CUTRACE_MAGIC           "CUTRACE"   /* 8 bytes with the NUL */
 #define CUTRACE_VERSION_MAJOR   1
-#define CUTRACE_VERSION_MINOR   5
+#define CUTRACE_VERSION_MINOR   6
 #define CUTRACE_ENDIAN_PROBE    0x01020304u
 #define CUTRACE_HEADER_AREA     4096u       /* header page; ctx starts here */
 #define CUTRACE_COUNTERS_OFF    1024u       /* commit counters in the header page */
@@ -419,7 +419,24 @@ enum {
 	X(54, symlink,                   CT_FAM_FS) \
 	X(55, remove,                    CT_FAM_FS) \
 	X(56, fopen,                     CT_FAM_FS) \
-	X(57, fopen64,                   CT_FAM_FS)
+	X(57, fopen64,                   CT_FAM_FS) \
+	CUTRACE_CALLS_PROC(X)
+
+/*
+ * Since 1.6: the driver's helper processes (shim/hooks_proc.c): a child that
+ * exec'd nvidia-modprobe or modprobe, recorded in the parent when it reaps the
+ * child (waitpid, wait4): enter CT_FLD_PATH (what was exec'd), CT_FLD_TEXT
+ * (argv[1..], space-separated), CT_FLD_ARG (the child's pid), CT_FLD_ARG2
+ * (the errno of a failed exec in the child, 0 when it did not return); exit:
+ * the wait call's ret and errno, CT_FLD_ARG the wait status.  posix_spawn*:
+ * enter CT_FLD_PATH, CT_FLD_TEXT; exit ret 0 or the error number (also in
+ * err), CT_FLD_ARG the child's pid.
+ */
+#define CUTRACE_CALLS_PROC(X) \
+	X(58, waitpid,                   CT_FAM_FS) \
+	X(59, wait4,                     CT_FAM_FS) \
+	X(60, posix_spawn,               CT_FAM_FS) \
+	X(61, posix_spawnp,              CT_FAM_FS)
 /* clang-format on */
 
 enum {
