@@ -5,7 +5,8 @@
 # real libcuda reads CUDA_VISIBLE_DEVICES (indices, signs, trailing junk,
 # repeats, full and short GPU UUIDs, MIG UUIDs on a GPU without MIG) against
 # what cutrace's parser (tracer/diag/selectors.h, PyTorch's model) predicts,
-# and the new scenarios gpu-lost and cc-not-ready with the probe and torch.
+# NVML's device count beside CUDA's (NVML ignores CUDA_VISIBLE_DEVICES), and
+# the scenarios of issue 19 with the probe and torch.
 #
 #   scripts/gpu-issue19.sh [-c CUTRACE] [-o OUTDIR]
 #
@@ -104,7 +105,16 @@ for i in range(max(n.value, 0)):
     d = ctypes.c_int(); b = ctypes.create_string_buffer(96); u = ctypes.create_string_buffer(16)
     cu.cuDeviceGet(ctypes.byref(d), i); cu.cuDeviceGetName(b, 96, d)
     names.append(b.value.decode())
-print("cuInit=%d count=%d %s" % (r, n.value if r2 == 0 else -1, ",".join(names)))
+nv = -1
+try:
+    ml = ctypes.CDLL("libnvidia-ml.so.1")
+    if ml.nvmlInit_v2() == 0:
+        c = ctypes.c_uint(0)
+        if ml.nvmlDeviceGetCount_v2(ctypes.byref(c)) == 0:
+            nv = c.value
+except OSError:
+    pass
+print("cuInit=%d count=%d nvml=%d %s" % (r, n.value if r2 == 0 else -1, nv, ",".join(names)))
 EOF
 cat > "$W/torch_count.py" << 'EOF'
 import torch
@@ -147,12 +157,13 @@ done
 # ---- the new scenarios -------------------------------------------------------
 log "== scenarios"
 {
-	echo "## Scenarios gpu-lost and cc-not-ready"
+	echo "## Scenarios of issue 19 (catalog Part C)"
 	echo
 	echo "| scenario | program | result | cutrace's verdict |"
 	echo "|---|---|---|---|"
 } >> "$MD"
-for s in gpu-lost cc-not-ready; do
+for s in gpu-lost cc-not-ready cvd-wrong-uuid uvm-not-in-container sandbox-rejected vgpu-unlicensed \
+	caps-no-compute; do
 	for p in probe torch; do
 		d=$W/sc-$s-$p
 		if [ $p = probe ]; then

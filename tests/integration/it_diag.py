@@ -280,6 +280,63 @@ def t_verdict_compat_mismatch_803():
 
 
 @test
+def t_fixture_real_skew_on_gpu():
+    """Issue 16 on the GPU (H100, module 580.159.04, 2026-12-05, scripts/gpu-skew.sh):
+    NVIDIA's real libcuda / libnvidia-ml 535.309.01 first on LD_LIBRARY_PATH (or
+    dlopen()ed by absolute path) in front of the 580 module.  Decoded here, each
+    trace names the loaded copy, how the loader found it, and the fix; nothing is
+    called injected; a runtime's 35 (static or shared, torch's "driver too old")
+    is [loader], not "upgrade the driver"."""
+    stale = "/tmp/cutrace-skew.3S0AOd/stale"
+    ldp = "through LD_LIBRARY_PATH entry %s (1 of 3)" % stale
+    cases = [  # fixture, layer, step call, final code, in the summary, in the fix
+        ("skew-probe", "kernel-handshake", "ioctl", 803, ["535.309.01", "580.159.04", ldp],
+         "remove %s from LD_LIBRARY_PATH" % stale),
+        ("skew-rt11", "kernel-handshake", "ioctl", 803, ["535.309.01", ldp], "remove %s from LD_LIBRARY_PATH" % stale),
+        ("skew-rt13static", "loader", "cuDriverGetVersion", None,
+         ["an older libcuda was loaded", "linked statically", "12020", ldp, "the installed driver is new enough",
+          "returns 35"], "remove %s from LD_LIBRARY_PATH" % stale),
+        ("skew-rt13shared", "loader", "cuDriverGetVersion", 35,
+         ["an older libcuda was loaded", ldp, "cudaGetDeviceCount = 35"], "remove %s from LD_LIBRARY_PATH" % stale),
+        ("skew-torch", "loader", "cuDriverGetVersion", 35, ["an older libcuda was loaded", ldp],
+         "remove %s from LD_LIBRARY_PATH" % stale),
+        ("skew-nvml", "kernel-handshake", "ioctl", 18,
+         ["NV_ESC_CHECK_VERSION_STR was rejected", "libnvidia-ml 535.309.01", ldp],
+         "remove %s from LD_LIBRARY_PATH: the driver's own libnvidia-ml.so.580.159.04" % stale),
+        ("skew-abspath", "kernel-handshake", "ioctl", 803,
+         ['a dlopen by absolute path ("%s/libcuda.so.1")' % stale], "load libcuda.so.1 by name instead"),
+    ]
+    for name, layer, call, code, has, fix in cases:
+        v = fixture_verdict(name)
+        need(not v["ok"] and v["layer"] == layer and v["step"]["call"] == call and not v["injected"],
+             "%s: [%s] at %s, not injected" % (name, layer, call), v)
+        need(code is None or v["final"]["code"] == code, "%s: final code %s" % (name, code), v["final"])
+        for h in has:
+            need(h in v["summary"], "%s: the summary says %r" % (name, h), v["summary"])
+        need(fix in v["fix"] and "reboot" not in v["fix"] and "upgrade" not in v["fix"],
+             "%s: the fix names the path, no reboot or upgrade" % name, v["fix"])
+    # a RUNPATH to the stale copy lost to the machine's LD_LIBRARY_PATH: healthy, and said so
+    v = fixture_verdict("skew-runpath")
+    need(v["ok"], "skew-runpath: cuInit succeeded with the machine's own libcuda", v)
+
+
+@test
+def t_fixture_real_cc_not_ready_and_vgpu():
+    """Issue 19 on the GPU (H100, 580.159.04, 2026-12-05): the real libcuda turns an
+    injected NV_ERR_NOT_READY on the channel allocation into cuDevicePrimaryCtxRetain
+    = 600 (CUDA_ERROR_NOT_READY), named as confidential computing's ready state; an
+    injected vGPU virtualization mode makes it fail cuInit with 100 after RM refuses
+    class 0xa080 with NV_ERR_NOT_SUPPORTED, which is the step named."""
+    v = fixture_verdict("cc-not-ready")
+    need(v["layer"] == "resource-manager" and v["step"]["call"] == "ioctl" and v["injected"]
+         and v["final"]["code"] == 600 and "confidential computing" in v["summary"]
+         and "conf-compute" in v["fix"], "cc-not-ready fixture", v)
+    v = fixture_verdict("vgpu-unlicensed")
+    need(v["layer"] == "resource-manager" and v["final"]["code"] == 100
+         and "NV_ERR_NOT_SUPPORTED" in v["summary"], "vgpu-unlicensed fixture: the refused allocation", v)
+
+
+@test
 def t_verdict_system_not_ready_802():
     r = cutrace_run([PROBE], rig_env(FAKENV_FABRIC="not-ready"))
     v = expect_verdict(r.proc("cutrace-probe"), "driver-api", "cuInit", 802, "not ready", injected=False)

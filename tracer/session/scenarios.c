@@ -71,6 +71,9 @@ const struct ct_scenario ct_scenarios[] = {
 	  "cuInit:retval=CUDA_ERROR_SYSTEM_NOT_READY", NULL, "cuInit 802, cudart 802; torch 'Error 802: system not yet initialized'; the driver-level form (GET_GPU_FABRIC_PROBE_INFO answering NV_ERR_FABRIC_MANAGER_NOT_PRESENT) gives 802 too" },
 	{ "no-visible-device", "CUDA_VISIBLE_DEVICES hides every GPU", "B.4",
 	  NULL, "CUDA_VISIBLE_DEVICES=", "cuInit 100, cudart 100; torch 'No CUDA GPUs are available'" },
+	{ "cvd-wrong-uuid", "CUDA_VISIBLE_DEVICES names a GPU UUID this machine does not have (a job script from another node)", "G7",
+	  NULL, "CUDA_VISIBLE_DEVICES=GPU-00000000-0000-0000-0000-000000000000",
+	  "measured on the device machine (H100, 580.159.04) on 2026-12-05: cuInit 100; torch 'No CUDA GPUs are available'" },
 	{ "invalid-ordinal", "the program asks for a device that is not visible", "B.5",
 	  "cuDeviceGet:retval=CUDA_ERROR_INVALID_DEVICE", NULL, "cudart 3 (cudaErrorInitializationError); torch 'CUDA driver initialization failed'" },
 	{ "devices-unavailable", "the GPU is in EXCLUSIVE_PROCESS mode and busy", "B.10",
@@ -85,8 +88,9 @@ const struct ct_scenario ct_scenarios[] = {
 	/* issue 19, group 2: the GPU in the kernel (failure catalog Part C, G10, G8) */
 	{ "gpu-lost", "a GPU fell off the bus: its node answers ENODEV (NV_ERR_GPU_IS_LOST)", "G10, B.14",
 	  "open:path=/dev/nvidia[0-9]*:error=ENODEV", NULL,
-	  "not yet run on the GPU (the rig's libcuda gives 100, as for EIO); nv.c answers -ENODEV for a lost "
-	  "GPU (tracer/decode/ABI.md §8)" },
+	  "measured on the device machine (H100, 580.159.04) on 2026-12-05: probe cuInit 101 (CUDA_ERROR_INVALID_DEVICE, the rig's "
+	  "libcuda gives 100); torch 'Error 101: invalid device ordinal'; nv.c answers -ENODEV for a lost GPU "
+	  "(tracer/decode/ABI.md §8)" },
 	{ "cc-not-ready",
 	  "confidential computing: the GPU's ready state is not set, channel allocation gets NV_ERR_NOT_READY",
 	  "G8",
@@ -94,25 +98,28 @@ const struct ct_scenario ct_scenarios[] = {
 	  "ioctl:class=0xc86f:status=NV_ERR_NOT_READY;ioctl:class=0xc96f:status=NV_ERR_NOT_READY;"
 	  "ioctl:class=0xca6f:status=NV_ERR_NOT_READY",
 	  NULL,
-	  "not yet run on the GPU: the CUDA code of this case is not documented (catalog G8); channels "
-	  "are allocated at context creation, so cuInit succeeds and the first context fails" },
+	  "measured on the device machine (H100, 580.159.04) on 2026-12-05: cuInit 0, cuDevicePrimaryCtxRetain 600 (CUDA_ERROR_NOT_READY: "
+	  "channels are allocated at context creation); torch 'CUDA-capable device(s) is/are busy or unavailable'" },
 	/* issue 19: the failure catalog's Part C (G1 container runtime, G5 sandboxes) */
 	{ "caps-no-compute", "the container runtime was told NVIDIA_DRIVER_CAPABILITIES without 'compute': NVML but no libcuda", "G1",
 	  "dlopen:lib=libcuda.so*:error=ENOENT", "NVIDIA_DRIVER_CAPABILITIES=utility",
-	  "not run on the GPU yet (the rule is no-driver-library's: probe dlopen fails, cudart 35)" },
+	  "measured on the device machine (H100, 580.159.04) on 2026-12-05: probe dlopen fails; torch 'Found no NVIDIA driver on your system'" },
 	{ "uvm-not-in-container", "the container has no /dev/nvidia-uvm while the host's nvidia_uvm is loaded (CDI spec generated before it)", "G1, B.12",
 	  "open:path=/dev/nvidia-uvm:error=ENOENT", "NVIDIA_VISIBLE_DEVICES=all",
-	  "not run on the GPU yet (the rule is uvm-missing's: cuInit 999, cudart 999)" },
+	  "measured on the device machine (H100, 580.159.04) on 2026-12-05: cuInit 999; torch 'CUDA unknown error ... CUDA_VISIBLE_DEVICES'" },
 	{ "sandbox-rejected", "a sandbox's ioctl filter rejects an RM control (GPU_ATTACH_IDS) with EINVAL (gVisor nvproxy)", "G5",
-	  "ioctl:cmd=0x215:error=EINVAL", NULL, "not run on the GPU yet (the rig's libcuda gives 100, as gVisor's google/gvisor#9846 reports)" },
+	  "ioctl:cmd=0x215:error=EINVAL", NULL, "measured on the device machine (H100, 580.159.04) on 2026-12-05: the probe is unaffected (libcuda 580 "
+	  "sends no GPU_ATTACH_IDS at cuInit; the rig's libcuda gives 100, as google/gvisor#9846 reports); under torch "
+	  "NVML sends it and nvmlInit gets 9, CUDA works" },
 	/* issue 19 group 4: an unlicensed vGPU (catalog G6) */
 	{ "vgpu-unlicensed", "a vGPU guest without a license: context creation gives 46 while the compute mode is Default", "G6, B.10",
 	  "ioctl:cmd=0x800289:value=2;cuDevicePrimaryCtxRetain:retval=CUDA_ERROR_DEVICE_UNAVAILABLE;"
 	  "cuCtxCreate:retval=CUDA_ERROR_DEVICE_UNAVAILABLE",
 	  NULL,
-	  "not run on the GPU yet: RM's GET_VIRTUALIZATION_MODE answer becomes 2 (VGX, a vGPU guest) and context "
-	  "creation 46, what unlicensed vGPUs give (Azure/AKS#4870, DDMAL/Rodan#1332); what the real libcuda does "
-	  "with a VGX answer on a passed-through GPU is unmeasured" },
+	  "RM's GET_VIRTUALIZATION_MODE answer becomes 2 (VGX, a vGPU guest) and context creation 46, what "
+	  "unlicensed vGPUs give (Azure/AKS#4870, DDMAL/Rodan#1332); measured on the device machine (H100, 580.159.04) on 2026-12-05: the real libcuda, told VGX on a "
+	  "passed-through GPU, allocates class 0xa080, RM answers NV_ERR_NOT_SUPPORTED and cuInit is 100 (torch 'No "
+	  "CUDA GPUs are available'): the 46 is not reached there" },
 	{ NULL, NULL, NULL, NULL, NULL, NULL },
 };
 /* clang-format on */
