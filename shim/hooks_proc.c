@@ -236,10 +236,18 @@ int hook_execvpe(const char *file, char *const argv[], char *const envp[])
 		}                                                                                            \
 	} while (0)
 
-/* argv[0..n-1] from arg and ap, then NULL; returns what follows the NULL
- * when want_env (execle's envp) */
-static char **fill_argv(const char *arg, va_list ap, char **argv, int n, bool want_env)
+/* execl, execle, execlp: argv[0..n-1] from arg and ap into an array on the
+ * stack, then execv, execve (envp follows the terminating NULL) or execvp */
+enum {
+	L_V,
+	L_VE,
+	L_VP
+};
+
+static int exec_list(int how, const char *path, const char *arg, va_list ap, int n)
 {
+	char *argv[n + 1];
+	char **envp = NULL;
 	int i;
 
 	argv[0] = (char *)arg;
@@ -248,56 +256,37 @@ static char **fill_argv(const char *arg, va_list ap, char **argv, int n, bool wa
 	argv[n] = NULL;
 	if (n > 0)
 		(void)va_arg(ap, char *); /* the NULL */
-	return want_env ? va_arg(ap, char **) : NULL;
+	if (how == L_VE)
+		envp = va_arg(ap, char **);
+	return how == L_V    ? hook_execv(path, argv)
+	       : how == L_VE ? hook_execve(path, argv, envp)
+			     : hook_execvp(path, argv);
 }
+
+#define EXEC_L(how, path, arg)                                                                               \
+	do {                                                                                                 \
+		int n_, r_;                                                                                  \
+		va_list ap_;                                                                                 \
+		COUNT_ARGS(arg, n_);                                                                         \
+		va_start(ap_, arg);                                                                          \
+		r_ = exec_list(how, path, arg, ap_, n_);                                                     \
+		va_end(ap_);                                                                                 \
+		return r_;                                                                                   \
+	} while (0)
 
 int hook_execl(const char *path, const char *arg, ...)
 {
-	int n;
-	va_list ap;
-
-	COUNT_ARGS(arg, n);
-	{
-		char *argv[n + 1];
-
-		va_start(ap, arg);
-		fill_argv(arg, ap, argv, n, false);
-		va_end(ap);
-		return hook_execv(path, argv);
-	}
+	EXEC_L(L_V, path, arg);
 }
 
 int hook_execle(const char *path, const char *arg, ...)
 {
-	int n;
-	va_list ap;
-
-	COUNT_ARGS(arg, n);
-	{
-		char *argv[n + 1];
-		char **envp;
-
-		va_start(ap, arg);
-		envp = fill_argv(arg, ap, argv, n, true);
-		va_end(ap);
-		return hook_execve(path, argv, envp);
-	}
+	EXEC_L(L_VE, path, arg);
 }
 
 int hook_execlp(const char *file, const char *arg, ...)
 {
-	int n;
-	va_list ap;
-
-	COUNT_ARGS(arg, n);
-	{
-		char *argv[n + 1];
-
-		va_start(ap, arg);
-		fill_argv(arg, ap, argv, n, false);
-		va_end(ap);
-		return hook_execvp(file, argv);
-	}
+	EXEC_L(L_VP, file, arg);
 }
 
 /* ---- recording in the parent ---------------------------------------------------- */
@@ -358,34 +347,34 @@ static __attribute__((noinline)) void reaped(unsigned call, pid_t r, int status)
 CT_EXPORT pid_t hook_waitpid(pid_t pid, int *status, int options) __asm__("waitpid");
 CT_EXPORT pid_t hook_wait4(pid_t pid, int *status, int options, void *ru) __asm__("wait4");
 
-pid_t hook_waitpid(pid_t pid, int *status, int options)
+/* waitpid is wait4 without the usage; status: the caller's, or ours when
+ * it asked for none */
+static inline __attribute__((always_inline)) pid_t wait_hooked(unsigned call, pid_t pid, int *status,
+							       int options, void *ru)
 {
 	int st = 0;
 	pid_t r;
 
-	if (likely(ct_real.waitpid != NULL))
+	if (call == CT_CALL_waitpid && likely(ct_real.waitpid != NULL))
 		r = ct_real.waitpid(pid, status ? status : &st, options);
-	else
-		r = (pid_t)syscall(SYS_wait4, pid, status ? status : &st, options, NULL);
-	if (likely(!page || !__atomic_load_n(&page->used, __ATOMIC_ACQUIRE)) || r <= 0)
-		return r;
-	reaped(CT_CALL_waitpid, r, status ? *status : st);
-	return r;
-}
-
-pid_t hook_wait4(pid_t pid, int *status, int options, void *ru)
-{
-	int st = 0;
-	pid_t r;
-
-	if (likely(ct_real.wait4 != NULL))
+	else if (call == CT_CALL_wait4 && likely(ct_real.wait4 != NULL))
 		r = ct_real.wait4(pid, status ? status : &st, options, ru);
 	else
 		r = (pid_t)syscall(SYS_wait4, pid, status ? status : &st, options, ru);
 	if (likely(!page || !__atomic_load_n(&page->used, __ATOMIC_ACQUIRE)) || r <= 0)
 		return r;
-	reaped(CT_CALL_wait4, r, status ? *status : st);
+	reaped(call, r, status ? *status : st);
 	return r;
+}
+
+pid_t hook_waitpid(pid_t pid, int *status, int options)
+{
+	return wait_hooked(CT_CALL_waitpid, pid, status, options, NULL);
+}
+
+pid_t hook_wait4(pid_t pid, int *status, int options, void *ru)
+{
+	return wait_hooked(CT_CALL_wait4, pid, status, options, ru);
 }
 
 /* ---- posix_spawn ------------------------------------------------------------------ */
