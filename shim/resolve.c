@@ -172,14 +172,38 @@ static uintptr_t dyn_ptr(uintptr_t base, uintptr_t v)
 	return v < base ? v + base : v;
 }
 
+/* the tables of one loaded object's dynamic section */
+struct dyn_tabs {
+	const ElfW(Sym) * symtab;
+	const char *strtab;
+	const uint32_t *gnuhash, *sysvhash;
+	const ElfW(Half) * versym;
+	const char *verneed;
+	uint32_t nverneed;
+};
+
+static void dyn_tabs(uintptr_t base, const ElfW(Dyn) * dyn, struct dyn_tabs *t)
+{
+	memset(t, 0, sizeof *t);
+	for (; dyn->d_tag != DT_NULL; dyn++) {
+		uintptr_t v = dyn_ptr(base, dyn->d_un.d_ptr);
+		switch (dyn->d_tag) {
+		case DT_SYMTAB: t->symtab = (const void *)v; break;
+		case DT_STRTAB: t->strtab = (const void *)v; break;
+		case DT_GNU_HASH: t->gnuhash = (const void *)v; break;
+		case DT_HASH: t->sysvhash = (const void *)v; break;
+		case DT_VERSYM: t->versym = (const void *)v; break;
+		case DT_VERNEED: t->verneed = (const void *)v; break;
+		case DT_VERNEEDNUM: t->nverneed = (uint32_t)dyn->d_un.d_val; break;
+		}
+	}
+}
+
 static int find_in_object(struct dl_phdr_info *info, size_t size, void *data)
 {
 	struct find_sym *fs = data;
 	const ElfW(Dyn) *dyn = NULL;
-	const ElfW(Sym) *symtab = NULL;
-	const char *strtab = NULL;
-	const uint32_t *gnuhash = NULL, *sysvhash = NULL;
-	const ElfW(Half) *versym = NULL;
+	struct dyn_tabs t;
 	uintptr_t base = info->dlpi_addr;
 	const char *n = info->dlpi_name;
 
@@ -192,16 +216,11 @@ static int find_in_object(struct dl_phdr_info *info, size_t size, void *data)
 			dyn = (const ElfW(Dyn) *)(base + info->dlpi_phdr[i].p_vaddr);
 	if (!dyn)
 		return 0;
-	for (; dyn->d_tag != DT_NULL; dyn++) {
-		uintptr_t v = dyn_ptr(base, dyn->d_un.d_ptr);
-		switch (dyn->d_tag) {
-		case DT_SYMTAB: symtab = (const void *)v; break;
-		case DT_STRTAB: strtab = (const void *)v; break;
-		case DT_GNU_HASH: gnuhash = (const void *)v; break;
-		case DT_HASH: sysvhash = (const void *)v; break;
-		case DT_VERSYM: versym = (const void *)v; break;
-		}
-	}
+	dyn_tabs(base, dyn, &t);
+	const ElfW(Sym) *symtab = t.symtab;
+	const char *strtab = t.strtab;
+	const uint32_t *gnuhash = t.gnuhash, *sysvhash = t.sysvhash;
+	const ElfW(Half) *versym = t.versym;
 	if (!symtab || !strtab)
 		return 0;
 
@@ -480,28 +499,18 @@ static uint32_t dynsym_count(const uint32_t *gnuhash, const uint32_t *sysvhash)
  * DT_VERNEED entry), NULL for an unversioned reference or none */
 static const char *needed_version(uintptr_t base, const ElfW(Dyn) * dyn, const char *sym)
 {
-	const ElfW(Sym) *symtab = NULL;
-	const char *strtab = NULL;
-	const uint32_t *gnuhash = NULL, *sysvhash = NULL;
-	const ElfW(Half) *versym = NULL;
-	const char *verneed = NULL;
-	uint32_t nverneed = 0, n;
+	struct dyn_tabs t;
+	uint32_t n;
 
-	for (; dyn->d_tag != DT_NULL; dyn++) {
-		uintptr_t v = dyn_ptr(base, dyn->d_un.d_ptr);
-		switch (dyn->d_tag) {
-		case DT_SYMTAB: symtab = (const void *)v; break;
-		case DT_STRTAB: strtab = (const void *)v; break;
-		case DT_GNU_HASH: gnuhash = (const void *)v; break;
-		case DT_HASH: sysvhash = (const void *)v; break;
-		case DT_VERSYM: versym = (const void *)v; break;
-		case DT_VERNEED: verneed = (const void *)v; break;
-		case DT_VERNEEDNUM: nverneed = (uint32_t)dyn->d_un.d_val; break;
-		}
-	}
+	dyn_tabs(base, dyn, &t);
+	const ElfW(Sym) *symtab = t.symtab;
+	const char *strtab = t.strtab;
+	const ElfW(Half) *versym = t.versym;
+	const char *verneed = t.verneed;
+	uint32_t nverneed = t.nverneed;
 	if (!symtab || !strtab || !versym || !verneed)
 		return NULL;
-	n = dynsym_count(gnuhash, sysvhash);
+	n = dynsym_count(t.gnuhash, t.sysvhash);
 	for (uint32_t i = 1; i < n; i++) {
 		const ElfW(Sym) *s = &symtab[i];
 		unsigned want;
