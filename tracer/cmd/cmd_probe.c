@@ -40,14 +40,12 @@ static const struct ct_opt probe_opts[] = {
 	{ "timeout", CT_RUN_O_TIMEOUT, CT_ARG_DURATION, "DURATION",
 	  "kill the probe after DURATION (default 60s; 0: no limit): a call that did not "
 	  "return by then is the finding" },
-	{ "lib", CT_RUN_O_LIB, CT_ARG_STRING, "PATH",
-	  "libcutrace.so to preload (default: found next to cutrace)" },
+	CT_RUN_ROW_LIB,
 	{ "no-time", CT_RUN_O_NO_TIME, CT_ARG_NONE, NULL,
 	  "stable output, alike for two runs: no times, addresses as <addr>, pids as #1, #2, ..." },
-	{ "pids", CT_RUN_O_PIDS, CT_ARG_NONE, NULL, "with --no-time: the real pids" },
+	CT_RUN_ROW_PIDS,
 	CT_OPT_ROW_COLOR,
-	{ "help-inject", CT_RUN_O_HELP_INJECT, CT_ARG_NONE, NULL,
-	  "print the fault injection rule grammar (as 'cutrace run --help-inject')" },
+	CT_RUN_ROW_HELP_INJECT_AS_RUN,
 	CT_OPT_ROW_HELP,
 	{ 0 },
 };

@@ -25,12 +25,11 @@ static const struct ct_opt run_opts[] = {
 	{ "timeout", CT_RUN_O_TIMEOUT, CT_ARG_DURATION, "DURATION",
 	  "SIGKILL CMD and every process it started after DURATION (e.g. 20s, 2m): a hang "
 	  "becomes a verdict; exit status 137" },
-	{ "lib", CT_RUN_O_LIB, CT_ARG_STRING, "PATH",
-	  "libcutrace.so to preload (default: found next to cutrace)" },
+	CT_RUN_ROW_LIB,
 	{ "no-time", CT_RUN_O_NO_TIME, CT_ARG_NONE, NULL,
 	  "stable verdicts, alike for two runs of one program: no times, addresses as <addr>, "
 	  "pids as #1, #2, ... (as 'cutrace show')" },
-	{ "pids", CT_RUN_O_PIDS, CT_ARG_NONE, NULL, "with --no-time: the real pids" },
+	CT_RUN_ROW_PIDS,
 	CT_OPT_ROW_COLOR,
 	{ "help-inject", CT_RUN_O_HELP_INJECT, CT_ARG_NONE, NULL, "print the fault injection rule grammar" },
 	CT_OPT_ROW_HELP,

@@ -48,6 +48,22 @@ enum {
 	CT_RUN_O_PIDS,                              /* --pids */
 	CT_RUN_O_HELP_INJECT,                       /* --help-inject: the command prints the grammar */
 };
+/* the rows that read alike in every command's table */
+#define CT_RUN_ROW_LIB                                                                                       \
+	{                                                                                                    \
+		"lib", CT_RUN_O_LIB, CT_ARG_STRING, "PATH",                                                  \
+			"libcutrace.so to preload (default: found next to cutrace)"                          \
+	}
+#define CT_RUN_ROW_PIDS                                                                                      \
+	{                                                                                                    \
+		"pids", CT_RUN_O_PIDS, CT_ARG_NONE, NULL, "with --no-time: the real pids"                    \
+	}
+/* probe and replay: run's own row says less */
+#define CT_RUN_ROW_HELP_INJECT_AS_RUN                                                                        \
+	{                                                                                                    \
+		"help-inject", CT_RUN_O_HELP_INJECT, CT_ARG_NONE, NULL,                                      \
+			"print the fault injection rule grammar (as 'cutrace run --help-inject')"            \
+	}
 /* empty options (o->inject: an empty rule list owned here) */
 void ct_run_opts_init(struct ct_run_opts *o);
 /* one of the shared options into o: 1 taken, 0 not one of them, -1 a bad
