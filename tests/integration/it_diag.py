@@ -325,15 +325,17 @@ def t_fixture_real_cc_not_ready_and_vgpu():
     """Issue 19 on the GPU (H100, 580.159.04, 2026-12-05): the real libcuda turns an
     injected NV_ERR_NOT_READY on the channel allocation into cuDevicePrimaryCtxRetain
     = 600 (CUDA_ERROR_NOT_READY), named as confidential computing's ready state; an
-    injected vGPU virtualization mode makes it fail cuInit with 100 after RM refuses
-    class 0xa080 with NV_ERR_NOT_SUPPORTED, which is the step named."""
+    injected vGPU virtualization mode makes it allocate KEPLER_DEVICE_VGPU, which RM
+    refuses on a GPU that is not virtual (NV_ERR_NOT_SUPPORTED): cuInit 100, that step
+    named, injected (the rule fired upstream)."""
     v = fixture_verdict("cc-not-ready")
     need(v["layer"] == "resource-manager" and v["step"]["call"] == "ioctl" and v["injected"]
          and v["final"]["code"] == 600 and "confidential computing" in v["summary"]
          and "conf-compute" in v["fix"], "cc-not-ready fixture", v)
     v = fixture_verdict("vgpu-unlicensed")
-    need(v["layer"] == "resource-manager" and v["final"]["code"] == 100
-         and "NV_ERR_NOT_SUPPORTED" in v["summary"], "vgpu-unlicensed fixture: the refused allocation", v)
+    need(v["layer"] == "resource-manager" and v["final"]["code"] == 100 and v["injected"]
+         and "RM_ALLOC KEPLER_DEVICE_VGPU -> NV_ERR_NOT_SUPPORTED" in v["summary"]
+         and "GET_VIRTUALIZATION_MODE" in v["notes"], "vgpu-unlicensed fixture: the refused allocation", v)
 
 
 @test

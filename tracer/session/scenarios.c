@@ -118,7 +118,7 @@ const struct ct_scenario ct_scenarios[] = {
 	  NULL,
 	  "RM's GET_VIRTUALIZATION_MODE answer becomes 2 (VGX, a vGPU guest) and context creation 46, what "
 	  "unlicensed vGPUs give (Azure/AKS#4870, DDMAL/Rodan#1332); measured on the device machine (H100, 580.159.04) on 2026-12-05: the real libcuda, told VGX on a "
-	  "passed-through GPU, allocates class 0xa080, RM answers NV_ERR_NOT_SUPPORTED and cuInit is 100 (torch 'No "
+	  "passed-through GPU, allocates KEPLER_DEVICE_VGPU (0xa080), RM answers NV_ERR_NOT_SUPPORTED (not a virtual GPU) and cuInit is 100 (torch 'No "
 	  "CUDA GPUs are available'): the 46 is not reached there" },
 	{ NULL, NULL, NULL, NULL, NULL, NULL },
 };
