@@ -8,11 +8,14 @@
  *                               0x10de, class 0x0302: a 3D controller)
  *   FAKEPCI_MODPROBE=FILE       what /usr/bin/nvidia-modprobe is: its stat
  *                               and its exec go to FILE
+ *   FAKEPCI_SBIN_MODPROBE=FILE  the same for /sbin/modprobe, which libcuda
+ *                               runs itself as root ("modprobe nvidia")
  *
  * What libcuda 535.309.01 does (strace, on this kind of machine): it reads
  * /sys/bus/pci/devices/<dev>/config of every device, and as an ordinary user
  * with an NVIDIA device and no module it stats /usr/bin/nvidia-modprobe,
- * forks, execle()s it and waitpid()s, 11 times in one cuInit. */
+ * forks, execle()s it and waitpid()s, 11 times in one cuInit; as root it
+ * runs "/sbin/modprobe nvidia" the same way (waitpid with a NULL status). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -26,7 +29,7 @@
 static const char *fix(const char *p)
 {
 	const char *dev = getenv("FAKEPCI_DEV"), *cfg = getenv("FAKEPCI_CONFIG"),
-		   *mp = getenv("FAKEPCI_MODPROBE");
+		   *mp = getenv("FAKEPCI_MODPROBE"), *smp = getenv("FAKEPCI_SBIN_MODPROBE");
 	static const char pre[] = "/sys/bus/pci/devices/";
 	size_t n = sizeof pre - 1;
 
@@ -34,6 +37,8 @@ static const char *fix(const char *p)
 		return p;
 	if (mp && !strcmp(p, "/usr/bin/nvidia-modprobe"))
 		return mp;
+	if (smp && !strcmp(p, "/sbin/modprobe"))
+		return smp;
 	if (dev && cfg && !strncmp(p, pre, n) && !strncmp(p + n, dev, strlen(dev)) &&
 	    !strcmp(p + n + strlen(dev), "/config"))
 		return cfg;

@@ -27,17 +27,20 @@ foreach(c no_module_root no_module_user nvml_alone cudart11_rig cudart11_stub st
     RESOURCE_LOCK dev_nvidia_nodes)
 endforeach()
 
-# no module, an NVIDIA device on the bus and its setuid helper (format 1.6):
-# the real libcuda as an ordinary user runs nvidia-modprobe; tests/real/
-# fakepci.c puts the device on the bus and the helper at its path
+# no module, an NVIDIA device on the bus and its helpers (format 1.6): the
+# real libcuda runs nvidia-modprobe as an ordinary user, "modprobe nvidia"
+# as root; tests/real/fakepci.c puts the device on the bus and the helpers
+# at their paths
 add_library(cutrace_fakepci SHARED ${CMAKE_CURRENT_LIST_DIR}/fakepci.c)
 target_link_libraries(cutrace_fakepci PRIVATE dl)
-add_test(NAME real_verdict_no_module_helper
-  COMMAND ${CMAKE_CURRENT_LIST_DIR}/verdicts.sh no_module_helper $<TARGET_FILE:cutrace>
-          $<TARGET_FILE:cutrace_fakenv> $<TARGET_FILE_DIR:cutrace_fakecuda>)
-set_tests_properties(real_verdict_no_module_helper PROPERTIES FIXTURES_REQUIRED real_nvidia SKIP_RETURN_CODE 77
-  LABELS real TIMEOUT 120 RESOURCE_LOCK dev_nvidia_nodes
-  ENVIRONMENT "CUTRACE_REAL_DIR=${CUTRACE_REAL_DIR};FAKEPCI_LIB=$<TARGET_FILE:cutrace_fakepci>")
+foreach(c no_module_helper no_module_modprobe)
+  add_test(NAME real_verdict_${c}
+    COMMAND ${CMAKE_CURRENT_LIST_DIR}/verdicts.sh ${c} $<TARGET_FILE:cutrace>
+            $<TARGET_FILE:cutrace_fakenv> $<TARGET_FILE_DIR:cutrace_fakecuda>)
+  set_tests_properties(real_verdict_${c} PROPERTIES FIXTURES_REQUIRED real_nvidia SKIP_RETURN_CODE 77
+    LABELS real TIMEOUT 120 RESOURCE_LOCK dev_nvidia_nodes
+    ENVIRONMENT "CUTRACE_REAL_DIR=${CUTRACE_REAL_DIR};FAKEPCI_LIB=$<TARGET_FILE:cutrace_fakepci>")
+endforeach()
 
 # two cudarts (13 and 11.8) in RTLD_LOCAL extensions: each caller keeps its own
 add_test(NAME real_two_runtimes COMMAND ${CMAKE_CURRENT_LIST_DIR}/two_runtimes.sh $<TARGET_FILE:cutrace>)

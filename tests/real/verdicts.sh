@@ -13,6 +13,8 @@
 #   no_module_helper the same with an NVIDIA device on the bus (tests/real/fakepci.c,
 #                    $FAKEPCI_LIB): libcuda runs its setuid helper nvidia-modprobe
 #                    (a script here that exits 1), recorded with its status
+#   no_module_modprobe the same as root: libcuda runs "/sbin/modprobe nvidia" itself
+#                    (redirected to a script that exits 1; waitpid with a NULL status)
 #   nvml_alone       ctypes nvmlInit_v2 of libnvidia-ml 535 alone: 9
 #   cudart11_rig     cudart 11.8 (ctypes) against the rig's fake libcuda
 #   cudart11_stub    cudart 11.8 against the toolkit's stub libcuda
@@ -210,6 +212,34 @@ if len(w) != int(sys.argv[1]) or len(ok) != len(w):
     print("FAIL: want %s waitpid(nvidia-modprobe) runs with status 256: %s" % (sys.argv[1], [(e["target"], e["args"]) for e in w][:3]))
 ' "$runs" | grep FAIL && fail=1
 	[ "$(verdict final.code)" = 100 ] || bad "final code $(verdict final.code), want cuInit's 100"
+	;;
+no_module_modprobe)
+	no_module_here
+	[ "$(id -u)" = 0 ] || { echo "SKIP: not root (libcuda runs modprobe itself only as root)"; exit 77; }
+	[ -f "${FAKEPCI_LIB:-}" ] || { echo "SKIP: no FAKEPCI_LIB (tests/real/fakepci.c)"; exit 77; }
+	dev=$(ls /sys/bus/pci/devices 2>/dev/null | head -1)
+	[ -n "$dev" ] || { echo "SKIP: no PCI device here to stand in for a GPU"; exit 77; }
+	python3 -c 'import sys; b = bytearray(256); b[0:4] = bytes([0xde, 0x10, 0x35, 0x23]); b[0x0a] = 2; b[0x0b] = 3; open(sys.argv[1], "wb").write(b)' "$W/config"
+	printf '#!/bin/sh\necho "$*" >> "%s/ran"\nexit 1\n' "$W" >"$W/modprobe"
+	chmod 755 "$W/modprobe" && : >"$W/ran"
+	run_cutrace LD_LIBRARY_PATH="$NV" FAKEPCI_DEV="$dev" FAKEPCI_CONFIG="$W/config" \
+		FAKEPCI_SBIN_MODPROBE="$W/modprobe" LD_PRELOAD="$FAKEPCI_LIB" -- "$(dirname "$cutrace")/cutrace-probe"
+	runs=$(grep -c '^nvidia$' "$W/ran")
+	[ "$runs" -gt 0 ] || { echo "SKIP: libcuda did not run modprobe here (/proc/sys/kernel/modprobe names another program?): $(cat "$W/ran")"; exit 77; }
+	all=$(verdict layer summary fix hint step.text final.code | tr '\n' ' ')
+	[ "$(verdict layer)" = kernel-handshake ] || bad "layer $(verdict layer), want kernel-handshake: $all"
+	expect "the NVIDIA kernel module is not loaded" "$all"
+	expect "libcuda ran /sbin/modprobe $runs time" "$all"
+	"$cutrace" show --json "$W/traces" 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+p = d["processes"][0] if "processes" in d else d
+w = [e for e in p["events"] if e["call"] == "waitpid"]
+ok = [e for e in w if e["target"] == "/sbin/modprobe" and e["args"].get("args") == "nvidia"
+      and e["args"].get("status") == 256 and e["result"] == e["args"].get("pid")]
+if len(w) != int(sys.argv[1]) or len(ok) != len(w):
+    print("FAIL: want %s waitpid(/sbin/modprobe nvidia) runs with status 256: %s" % (sys.argv[1], [(e["target"], e["args"]) for e in w][:3]))
+' "$runs" | grep FAIL && fail=1
 	;;
 nvml_alone)
 	no_module_here
