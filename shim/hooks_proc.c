@@ -405,10 +405,27 @@ static __attribute__((noinline)) int spawn_slow(unsigned call, spawn_fn f, pid_t
 	return r;
 }
 
-static int spawn(unsigned call, pid_t *pidp, const char *path, const void *fa, const void *at,
+/* The definition the caller's own reference names: libc keeps posix_spawn@
+ * GLIBC_2.2.5 beside the default GLIBC_2.15, and the old one runs a file
+ * without "#!" through /bin/sh where the new one fails ENOEXEC; a program
+ * built before glibc 2.15 must keep the old (the shim's unversioned export
+ * takes both references).  Found per call: a spawn is rare and costs far
+ * more than the walk of the loaded objects. */
+static spawn_fn spawn_next(unsigned call, const void *ra)
+{
+	const char *name = call == CT_CALL_posix_spawn ? "posix_spawn" : "posix_spawnp";
+	uintptr_t lo, hi;
+	void *p = ct_resolve_for_caller(name, NULL, ra, &lo, &hi);
+
+	if (p)
+		return (spawn_fn)p;
+	return call == CT_CALL_posix_spawn ? ct_real.posix_spawn : ct_real.posix_spawnp;
+}
+
+static int spawn(unsigned call, const void *ra, pid_t *pidp, const char *path, const void *fa, const void *at,
 		 char *const argv[], char *const envp[])
 {
-	spawn_fn f = call == CT_CALL_posix_spawn ? ct_real.posix_spawn : ct_real.posix_spawnp;
+	spawn_fn f = spawn_next(call, ra);
 
 	if (unlikely(!f)) {
 		ct_resolve();
@@ -429,11 +446,11 @@ CT_EXPORT int hook_posix_spawnp(pid_t *pid, const char *file, const void *fa, co
 int hook_posix_spawn(pid_t *pid, const char *path, const void *fa, const void *at, char *const argv[],
 		     char *const envp[])
 {
-	return spawn(CT_CALL_posix_spawn, pid, path, fa, at, argv, envp);
+	return spawn(CT_CALL_posix_spawn, __builtin_return_address(0), pid, path, fa, at, argv, envp);
 }
 
 int hook_posix_spawnp(pid_t *pid, const char *file, const void *fa, const void *at, char *const argv[],
 		      char *const envp[])
 {
-	return spawn(CT_CALL_posix_spawnp, pid, file, fa, at, argv, envp);
+	return spawn(CT_CALL_posix_spawnp, __builtin_return_address(0), pid, file, fa, at, argv, envp);
 }

@@ -3,7 +3,9 @@ prints is the same with and without libcutrace.so, and a vfork child's
 close() does not take the parent's fd out of its trace.  Loaded by itest.py
 (test, need, preload_run, rig_env, base_env, events, PROGS in scope)."""
 import os
+import shutil
 import subprocess
+import tempfile
 
 
 def _fidelity():
@@ -23,6 +25,34 @@ def t_fidelity_dlerror_errno_and_rtld_next():
     need((r.rc, r.out, r.err) == (plain.returncode, plain.stdout, plain.stderr),
          "same output with the shim", "with:\n" + r.out, "without:\n" + plain.stdout)
     cleanup(r)
+
+
+@test
+def t_fidelity_posix_spawn_old_version():
+    """A program built before glibc 2.15 (posix_spawn@GLIBC_2.2.5 and
+    posix_spawnp@GLIBC_2.2.5) spawns a script without "#!": the old versions
+    run it through /bin/sh, and still do under the shim (the shim's export
+    takes the old references and forwards each to the version its caller
+    named; before, the default one failed it with ENOEXEC, r=8)."""
+    prog = os.path.join(PROGS, "spawn_old")
+    if not os.path.exists(prog):
+        print("skip: spawn_old is built on x86-64 only")
+        return
+    work = tempfile.mkdtemp(prefix="ct_spawn_")
+    script = os.path.join(work, "noshebang")
+    with open(script, "w") as f:
+        f.write("echo ran-by-sh\n")
+    os.chmod(script, 0o755)
+    env = base_env()
+    plain = subprocess.run([prog, script], env=env, capture_output=True, text=True, timeout=60)
+    need(plain.returncode == 0 and plain.stdout.count("ran-by-sh") == 2
+         and plain.stdout.count("r=0 status=0") == 2,
+         "the old versions run the script through /bin/sh", plain.stdout, plain.stderr)
+    r = preload_run([prog, script], env)
+    need((r.rc, r.out, r.err) == (plain.returncode, plain.stdout, plain.stderr),
+         "same output with the shim", "with:\n" + r.out, "without:\n" + plain.stdout)
+    cleanup(r)
+    shutil.rmtree(work, ignore_errors=True)
 
 
 @test

@@ -84,6 +84,11 @@ target_compile_options(cutrace_interposer PRIVATE -O2 -foptimize-sibling-calls)
 cutrace_test_program(cutrace_fidelity fidelity ${_prog_src}/fidelity.c)
 target_link_libraries(cutrace_fidelity PRIVATE dl)
 
+# posix_spawn@GLIBC_2.2.5 (x86-64's compat version) keeps its behaviour: it_fidelity.py.
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
+  cutrace_test_program(cutrace_spawn_old spawn_old ${_prog_src}/spawn_old.c)
+endif()
+
 # (l) which file a caller with its own DT_RUNPATH loads: it_fidelity.py.
 cutrace_test_program(cutrace_dlwhich dlwhich ${_prog_src}/dlwhich.c)
 target_link_libraries(cutrace_dlwhich PRIVATE dl)
