@@ -92,6 +92,32 @@ print("none" if not es else "1" if es[0]["result"] == 0 else "")
 	[ "$had_ctl" != none ] || { bad "no stat of /dev/nvidiactl in the trace"; had_ctl=1; }
 }
 
+# fake_gpu: dev= the first PCI device, $W/config an NVIDIA 3D controller's config
+# space (vendor 0x10de, device 0x2335, class 0x0302) for tests/real/fakepci.c;
+# exit 77 where that cannot be
+fake_gpu() {
+	[ -f "${FAKEPCI_LIB:-}" ] || { echo "SKIP: no FAKEPCI_LIB (tests/real/fakepci.c)"; exit 77; }
+	dev=$(ls /sys/bus/pci/devices 2>/dev/null | head -1)
+	[ -n "$dev" ] || { echo "SKIP: no PCI device here to stand in for a GPU"; exit 77; }
+	python3 -c 'import sys; b = bytearray(256); b[0:4] = bytes([0xde, 0x10, 0x35, 0x23]); b[0x0a] = 2; b[0x0b] = 3; open(sys.argv[1], "wb").write(b)' "$W/config"
+}
+
+# helper_runs PATH ARGS N: the first process's trace has N waitpid records, each
+# of PATH run with ARGS that exited 1 (status 256), the exec not failed (format 1.6)
+helper_runs() {
+	"$cutrace" show --json "$W/traces" 2>/dev/null | python3 -c '
+import json, sys
+path, args, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+d = json.load(sys.stdin)
+p = d["processes"][0] if "processes" in d else d
+w = [e for e in p["events"] if e["call"] == "waitpid"]
+ok = [e for e in w if e["target"] == path and e["args"].get("args") == args and e["args"].get("status") == 256
+      and e["args"].get("exec_errno") == 0 and e["result"] == e["args"].get("pid") and not e["ok"]]
+if len(w) != n or len(ok) != n:
+    print("FAIL: want %d waitpid(%s %s) runs with status 256: %s" % (n, path, args, [(e["target"], e["args"]) for e in w][:3]))
+' "$1" "$2" "$3" | grep FAIL && fail=1
+}
+
 # expect TEXT WHAT: WHAT (the verdict text) contains TEXT
 expect() { case $2 in *"$1"*) ;; *) bad "the verdict lacks '$1': $2" ;; esac; }
 refuse() { case $2 in *"$1"*) bad "the verdict says '$1': $2" ;; esac; }
@@ -179,14 +205,10 @@ no_module_helper)
 	no_module_here
 	command -v setpriv >/dev/null || { echo "SKIP: no setpriv to run as an unprivileged user"; exit 77; }
 	[ "$(id -u)" = 0 ] || { echo "SKIP: not root (needed to switch to the nobody user)"; exit 77; }
-	[ -f "${FAKEPCI_LIB:-}" ] || { echo "SKIP: no FAKEPCI_LIB (tests/real/fakepci.c)"; exit 77; }
-	dev=$(ls /sys/bus/pci/devices 2>/dev/null | head -1)
-	[ -n "$dev" ] || { echo "SKIP: no PCI device here to stand in for a GPU"; exit 77; }
+	fake_gpu
 	mkdir -p "$W/traces" && chown nobody "$W/traces"
 	mkdir -p "$W/nv" && cp -a "$NV"/. "$W/nv/" && chmod -R a+rX "$W/nv"
 	cp "$FAKEPCI_LIB" "$W/libfakepci.so" && chmod 755 "$W/libfakepci.so"
-	# a 3D controller of NVIDIA's (vendor 0x10de, device 0x2335, class 0x0302)
-	python3 -c 'import sys; b = bytearray(256); b[0:4] = bytes([0xde, 0x10, 0x35, 0x23]); b[0x0a] = 2; b[0x0b] = 3; open(sys.argv[1], "wb").write(b)' "$W/config"
 	printf '#!/bin/sh\necho ran >> "%s/ran"\nexit 1\n' "$W" >"$W/nvidia-modprobe"
 	chmod 755 "$W/nvidia-modprobe" && : >"$W/ran" && chmod 666 "$W/ran" "$W/config"
 	setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
@@ -200,26 +222,13 @@ no_module_helper)
 	expect "the NVIDIA kernel module is not loaded" "$all"
 	expect "libcuda ran /usr/bin/nvidia-modprobe $runs time" "$all"
 	expect "exited 1 (it could not load the module or make the nodes)" "$all"
-	# each run in the trace: what libcuda exec'd, its exit status 1 (256), the exec did not fail
-	"$cutrace" show --json "$W/traces" 2>/dev/null | python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-p = d["processes"][0] if "processes" in d else d
-w = [e for e in p["events"] if e["call"] == "waitpid"]
-ok = [e for e in w if e["target"] == "/usr/bin/nvidia-modprobe" and e["args"].get("status") == 256
-      and e["args"].get("exec_errno") == 0 and e["result"] == e["args"].get("pid") and not e["ok"]]
-if len(w) != int(sys.argv[1]) or len(ok) != len(w):
-    print("FAIL: want %s waitpid(nvidia-modprobe) runs with status 256: %s" % (sys.argv[1], [(e["target"], e["args"]) for e in w][:3]))
-' "$runs" | grep FAIL && fail=1
+	helper_runs /usr/bin/nvidia-modprobe "" "$runs"
 	[ "$(verdict final.code)" = 100 ] || bad "final code $(verdict final.code), want cuInit's 100"
 	;;
 no_module_modprobe)
 	no_module_here
 	[ "$(id -u)" = 0 ] || { echo "SKIP: not root (libcuda runs modprobe itself only as root)"; exit 77; }
-	[ -f "${FAKEPCI_LIB:-}" ] || { echo "SKIP: no FAKEPCI_LIB (tests/real/fakepci.c)"; exit 77; }
-	dev=$(ls /sys/bus/pci/devices 2>/dev/null | head -1)
-	[ -n "$dev" ] || { echo "SKIP: no PCI device here to stand in for a GPU"; exit 77; }
-	python3 -c 'import sys; b = bytearray(256); b[0:4] = bytes([0xde, 0x10, 0x35, 0x23]); b[0x0a] = 2; b[0x0b] = 3; open(sys.argv[1], "wb").write(b)' "$W/config"
+	fake_gpu
 	printf '#!/bin/sh\necho "$*" >> "%s/ran"\nexit 1\n' "$W" >"$W/modprobe"
 	chmod 755 "$W/modprobe" && : >"$W/ran"
 	run_cutrace LD_LIBRARY_PATH="$NV" FAKEPCI_DEV="$dev" FAKEPCI_CONFIG="$W/config" \
@@ -230,16 +239,7 @@ no_module_modprobe)
 	[ "$(verdict layer)" = kernel-handshake ] || bad "layer $(verdict layer), want kernel-handshake: $all"
 	expect "the NVIDIA kernel module is not loaded" "$all"
 	expect "libcuda ran /sbin/modprobe $runs time" "$all"
-	"$cutrace" show --json "$W/traces" 2>/dev/null | python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-p = d["processes"][0] if "processes" in d else d
-w = [e for e in p["events"] if e["call"] == "waitpid"]
-ok = [e for e in w if e["target"] == "/sbin/modprobe" and e["args"].get("args") == "nvidia"
-      and e["args"].get("status") == 256 and e["result"] == e["args"].get("pid")]
-if len(w) != int(sys.argv[1]) or len(ok) != len(w):
-    print("FAIL: want %s waitpid(/sbin/modprobe nvidia) runs with status 256: %s" % (sys.argv[1], [(e["target"], e["args"]) for e in w][:3]))
-' "$runs" | grep FAIL && fail=1
+	helper_runs /sbin/modprobe nvidia "$runs"
 	;;
 nvml_alone)
 	no_module_here
