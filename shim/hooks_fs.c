@@ -154,17 +154,6 @@ struct fs_args {
 
 #define PATH_CAP 512u
 
-/* true when this call is recorded: the shim is on, not inside itself, and
- * this process already has a trace (it touched CUDA: loaded a CUDA library,
- * called the driver, opened a node), so a shell's [ -e /dev/nvidiactl ] or
- * lsmod's read of /proc/modules makes no trace of its own; never in a vfork
- * child (its records would land in its parent's trace) */
-static bool fs_on(void)
-{
-	ct_ensure_init();
-	return !ct_busy && !ct_cfg.disabled && ct_trace_active() && ct_own_process();
-}
-
 /* the enter record; its seq, or UINT64_MAX when nothing was recorded */
 static uint64_t fs_enter(unsigned call, const char *path, const struct fs_args *a)
 {
@@ -218,7 +207,7 @@ static __attribute__((noinline)) int stat_slow(unsigned call, int ver, const cha
 	uint64_t seq;
 	int r, err = errno;
 
-	if (!fs_on())
+	if (!ct_aside_on())
 		return real_stat(call, ver, path, st);
 	seq = fs_enter(call, path, &a);
 	errno = err;
@@ -241,7 +230,7 @@ static __attribute__((noinline)) int mknod_slow(unsigned call, int dirfd, const 
 	uint64_t seq;
 	int r, err = errno;
 
-	if (!fs_on())
+	if (!ct_aside_on())
 		return real_mknod(call, dirfd, path, mode, dev, ver);
 	seq = fs_enter(call, path, &a);
 	errno = err;
@@ -281,7 +270,7 @@ static __attribute__((noinline)) int op_slow(unsigned call, int op, const char *
 	uint64_t seq;
 	int r, err = errno;
 
-	if (!fs_on())
+	if (!ct_aside_on())
 		return real_op(op, path, target, x, y);
 	if (op == OP_CHMOD) {
 		a.has_mode = true;
@@ -308,7 +297,7 @@ static __attribute__((noinline)) void *fopen_slow(unsigned call, const char *pat
 	void *f;
 	int err = errno;
 
-	if (!fs_on())
+	if (!ct_aside_on())
 		return real_fopen(call, path, mode);
 	if (ct_w_begin(&w, CT_REC_ENTER, call, ct_strsz(path, PATH_CAP) + ct_strsz(mode, 16), 0)) {
 		ct_w_str(&w, CT_FLD_PATH, path, PATH_CAP);

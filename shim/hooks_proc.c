@@ -290,11 +290,6 @@ int hook_execlp(const char *file, const char *arg, ...)
 }
 
 /* ---- recording in the parent ---------------------------------------------------- */
-static bool proc_on(void)
-{
-	ct_ensure_init();
-	return !ct_busy && !ct_cfg.disabled && ct_trace_active() && ct_own_process();
-}
 
 /* one pair: enter (path, args, pid, exec errno), exit (ret, err, value) */
 static void record(unsigned call, const char *path, const char *args, int64_t pid, bool has_eerr,
@@ -334,7 +329,7 @@ static __attribute__((noinline)) void reaped(unsigned call, pid_t r, int status)
 
 		if (__atomic_load_n(&s->pid, __ATOMIC_ACQUIRE) != r)
 			continue;
-		if (proc_on())
+		if (ct_aside_on())
 			record(call, s->path, s->args, r, true, __atomic_load_n(&s->err, __ATOMIC_ACQUIRE), r,
 			       0, true, status);
 		__atomic_store_n(&s->pid, 0, __ATOMIC_RELEASE);
@@ -391,7 +386,7 @@ static __attribute__((noinline)) int spawn_slow(unsigned call, spawn_fn f, pid_t
 	r = f(&pid, path, fa, at, argv, envp);
 	if (pidp)
 		*pidp = pid;
-	if (proc_on()) {
+	if (ct_aside_on()) {
 		int err = errno;
 
 		join_args(args, sizeof args, argv);
@@ -419,6 +414,8 @@ static spawn_fn spawn_next(unsigned call, const void *ra)
 
 	if (p)
 		return (spawn_fn)p;
+	if (unlikely(!ct_real.posix_spawn))
+		ct_resolve();
 	return call == CT_CALL_posix_spawn ? ct_real.posix_spawn : ct_real.posix_spawnp;
 }
 
@@ -427,12 +424,8 @@ static int spawn(unsigned call, const void *ra, pid_t *pidp, const char *path, c
 {
 	spawn_fn f = spawn_next(call, ra);
 
-	if (unlikely(!f)) {
-		ct_resolve();
-		f = call == CT_CALL_posix_spawn ? ct_real.posix_spawn : ct_real.posix_spawnp;
-		if (!f)
-			return ENOSYS;
-	}
+	if (unlikely(!f))
+		return ENOSYS;
 	if (likely(!helper(path)))
 		return f(pidp, path, fa, at, argv, envp);
 	return spawn_slow(call, f, pidp, path, fa, at, argv, envp);

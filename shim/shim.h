@@ -205,6 +205,16 @@ bool ct_other_process(void) CT_HIDDEN;
  * whose steps would land in its parent's state: it passes them through.
  * One getpid system call: for slow paths only. */
 bool ct_own_process(void) CT_HIDDEN;
+/* a call beside the driver (hooks_fs.c, hooks_proc.c) is recorded: the shim
+ * is on, not inside itself, and this process already has a trace (it touched
+ * CUDA: loaded a CUDA library, called the driver, opened a node), so a shell's
+ * [ -e /dev/nvidiactl ] or lsmod's read of /proc/modules makes no trace of its
+ * own; never in a vfork child (its records would land in its parent's trace) */
+static inline bool ct_aside_on(void)
+{
+	ct_ensure_init();
+	return !ct_busy && !ct_cfg.disabled && ct_trace_active() && ct_own_process();
+}
 uint64_t ct_now_ns(void) CT_HIDDEN;
 
 /* Printf-like to stderr, only with CUTRACE_DEBUG >= level; warn() always
