@@ -422,7 +422,7 @@ static inline __attribute__((always_inline)) void field_arg(struct ct_desc *d, u
 	case CT_FLD_PFN: arg_addr(d, "pfn", f_u64(f)); return;
 	case CT_FLD_WRAPPED: arg_bool(d, "wrapped", f_u32(f) != 0); return;
 	case CT_FLD_ARG:
-		if (exit && call >= CT_CALL_waitpid && call <= CT_CALL_posix_spawnp) {
+		if (exit && ct_proc_call(call)) {
 			arg_int(d, call <= CT_CALL_wait4 ? "status" : "pid", (int64_t)f_u64(f));
 			return;
 		}
@@ -444,10 +444,10 @@ static inline __attribute__((always_inline)) void field_arg(struct ct_desc *d, u
 		return;
 	case CT_FLD_TEXT:
 		arg_str(d,
-			call == CT_CALL_cuDeviceGetName                           ? "name"
-			: call == CT_CALL_fopen || call == CT_CALL_fopen64        ? "mode"
-			: call >= CT_CALL_waitpid && call <= CT_CALL_posix_spawnp ? "args"
-										  : "text",
+			call == CT_CALL_cuDeviceGetName                    ? "name"
+			: call == CT_CALL_fopen || call == CT_CALL_fopen64 ? "mode"
+			: ct_proc_call(call)                               ? "args"
+									   : "text",
 			keep(d, f->data, f->len));
 		return;
 	case CT_FLD_LIBKIND: arg_str(d, "libkind", libkind_name(f_u32(f))); return;
@@ -665,7 +665,7 @@ static const char *amode_str(int64_t m, char *buf, size_t len)
 	return buf;
 }
 
-/* a wait status in words: "exited 1", "killed by SIGKILL" */
+/* a wait status in words: "exited 1", "killed by signal 9 (SIGKILL)" */
 static void wait_status_str(int64_t st, char *buf, size_t n)
 {
 	int s = (int)st;
@@ -682,6 +682,31 @@ static void wait_status_str(int64_t st, char *buf, size_t n)
 		snprintf(buf, n, "status 0x%x", (unsigned)s);
 }
 
+static const char *errno_name_or(int e)
+{
+	return ct_errno_name(e) ? ct_errno_name(e) : "?";
+}
+
+void ct_proc_outcome(const struct ct_event *ev, char *buf, size_t n)
+{
+	int64_t eerr = 0, st;
+
+	buf[0] = 0;
+	if (!ev->has_exit)
+		return;
+	if (!(ev->call == CT_CALL_waitpid || ev->call == CT_CALL_wait4)) {
+		/* posix_spawn returns the error number */
+		if (ev->ret)
+			snprintf(buf, n, "%s (%s)", errno_name_or((int)ev->ret), strerror((int)ev->ret));
+		return;
+	}
+	ct_rec_i64(&ev->enter, CT_FLD_ARG2, &eerr);
+	if (eerr)
+		snprintf(buf, n, "its exec failed: %s, %s", errno_name_or((int)eerr), strerror((int)eerr));
+	else if (ev->ret > 0 && ct_rec_i64(&ev->exit, CT_FLD_ARG, &st))
+		wait_status_str(st, buf, n);
+}
+
 /* format 1.6: a helper the driver ran (shim/hooks_proc.c).
  * 'waitpid(25209: "/usr/bin/nvidia-modprobe -c 0 -u") = 25209  (exited 1)';
  * 'posix_spawn("/usr/bin/nvidia-modprobe", "-u") = 0  (pid 123)' */
@@ -689,8 +714,8 @@ static void describe_proc(const struct ct_event *ev, struct ct_desc *d)
 {
 	const unsigned char *p, *a = NULL;
 	uint16_t len, alen = 0;
-	int64_t pid, eerr = 0, st;
-	char buf[64];
+	int64_t pid;
+	char buf[96];
 	char *ta = d->text_args;
 	size_t tl = sizeof d->text_args;
 	bool wait = ev->call == CT_CALL_waitpid || ev->call == CT_CALL_wait4;
@@ -716,13 +741,12 @@ static void describe_proc(const struct ct_event *ev, struct ct_desc *d)
 	}
 	if (!d->has_result)
 		return;
+	ct_proc_outcome(ev, buf, sizeof buf);
 	if (!wait) {
-		/* posix_spawn returns the error number */
 		if (d->ret) {
 			d->errno_name = ct_errno_name((int)d->ret);
 			d->result_name = d->errno_name;
-			snprintf(d->result, sizeof d->result, "%s (%s)", d->errno_name ? d->errno_name : "?",
-				 strerror((int)d->ret));
+			snprintf(d->result, sizeof d->result, "%s", buf);
 		} else {
 			snprintf(d->result, sizeof d->result, "0");
 			if (!ct_stable() && ct_rec_i64(&ev->exit, CT_FLD_ARG, &pid))
@@ -733,14 +757,8 @@ static void describe_proc(const struct ct_event *ev, struct ct_desc *d)
 	errno_result(d);
 	if (d->ret > 0 && ct_stable())
 		snprintf(d->result, sizeof d->result, "<pid>");
-	ct_rec_i64(&ev->enter, CT_FLD_ARG2, &eerr);
-	if (eerr)
-		snprintf(d->detail, sizeof d->detail, "(its exec failed: %s, %s)",
-			 ct_errno_name((int)eerr) ? ct_errno_name((int)eerr) : "?", strerror((int)eerr));
-	else if (d->ret > 0 && ct_rec_i64(&ev->exit, CT_FLD_ARG, &st)) {
-		wait_status_str(st, buf, sizeof buf);
+	if (buf[0])
 		snprintf(d->detail, sizeof d->detail, "(%s)", buf);
-	}
 }
 
 /* a helper the driver ran succeeded: it exec'd and exited 0 */
@@ -1102,7 +1120,7 @@ static bool family_ok(const struct ct_event *ev, const struct ct_desc *d)
 	case CT_FAM_SHIM:
 		return true;
 	case CT_FAM_FS:
-		if (ev->call >= CT_CALL_waitpid && ev->call <= CT_CALL_posix_spawnp)
+		if (ct_proc_call(ev->call))
 			return ct_proc_ok(ev);
 		return d->ret >= 0;
 	default:
@@ -1146,7 +1164,7 @@ void ct_describe_ex(const struct ct_trace *t, const struct ct_event *ev, struct 
 		case CT_FAM_LOADER: describe_loader(ev, d); break;
 		case CT_FAM_DRIVER: case CT_FAM_RUNTIME: case CT_FAM_NVML: describe_cuda(ev, d); break;
 		case CT_FAM_FS:
-			if (ev->call >= CT_CALL_waitpid && ev->call <= CT_CALL_posix_spawnp)
+			if (ct_proc_call(ev->call))
 				describe_proc(ev, d);
 			else
 				describe_fs(ev, d);

@@ -116,8 +116,18 @@ void ct_describe(const struct ct_trace *t, const struct ct_event *ev, struct ct_
  * cost per event.  ct_describe() is ct_describe_ex(..., CT_DESC_ARGS). */
 #define CT_DESC_ARGS 1u
 void ct_describe_ex(const struct ct_trace *t, const struct ct_event *ev, struct ct_desc *d, unsigned what);
-/* a helper the driver ran (format 1.6: waitpid, wait4, posix_spawn*) exec'd and exited 0 */
+/* format 1.6: a record of a helper process the driver ran (waitpid, wait4,
+ * posix_spawn*: shim/hooks_proc.c) */
+static inline bool ct_proc_call(unsigned call)
+{
+	return call >= CT_CALL_waitpid && call <= CT_CALL_posix_spawnp;
+}
+/* such a helper exec'd and exited 0 */
 bool ct_proc_ok(const struct ct_event *ev);
+/* how it ended, in words: "exited 1", "killed by signal 9 (SIGKILL)", "its exec
+ * failed: ENOENT, No such file or directory", "ENOENT (...)" for a spawn that
+ * failed; "" when the record does not say */
+void ct_proc_outcome(const struct ct_event *ev, char *buf, size_t n);
 
 /* Write d's arguments as one JSON object value ({"path": "...", ...}).
  * Raw memory (parameter blocks, payloads) is written as a hex string only

@@ -71,7 +71,7 @@ struct ct_diag {
 	/* the helper it ran (format 1.6): how often, how many failed, the last */
 	int helper_runs, helper_failed;
 	char helper_path[64];
-	char helper_how[64]; /* "exited 1", "its exec failed: EACCES" */
+	char helper_how[96]; /* "exited 1", "its exec failed: EACCES, ..." (ct_proc_outcome) */
 	struct fact card_empty;
 
 	/* driver API */

@@ -306,7 +306,7 @@ static void on_open(struct ct_diag *d, const struct ct_event *ev, const struct c
 
 /* the file-system calls the driver made on NVIDIA paths (format 1.5): the
  * first node it made itself (mknod), and whether nvidia-modprobe was there */
-static void on_fs(struct ct_diag *d, const struct ct_event *ev, const struct ct_desc *desc)
+static void on_fs(struct ct_diag *d, const struct ct_event *ev)
 {
 	char path[256];
 	int64_t rdev = 0;
@@ -314,14 +314,11 @@ static void on_fs(struct ct_diag *d, const struct ct_event *ev, const struct ct_
 
 	if (!ev->has_exit || !str_field(ev, CT_FLD_PATH, path, sizeof path))
 		return;
-	if (c >= CT_CALL_waitpid && c <= CT_CALL_posix_spawnp) {
+	if (ct_proc_call(c)) {
 		d->helper_runs++;
 		if (!ct_proc_ok(ev)) {
 			d->helper_failed++;
-			snprintf(d->helper_how, sizeof d->helper_how, "%.*s",
-				 (int)(desc->detail[0] == '(' ? strlen(desc->detail) - 2
-							      : sizeof desc->result),
-				 desc->detail[0] == '(' ? desc->detail + 1 : desc->result);
+			ct_proc_outcome(ev, d->helper_how, sizeof d->helper_how);
 		}
 		snprintf(d->helper_path, sizeof d->helper_path, "%s", path);
 		return;
@@ -581,7 +578,7 @@ void ct_diag_event(struct ct_diag *d, const struct ct_event *ev, const struct ct
 	}
 	int fam = ct_call_family(c);
 	if (fam == CT_FAM_FS) {
-		on_fs(d, ev, desc);
+		on_fs(d, ev);
 		return;
 	}
 	if (fam != CT_FAM_DRIVER && fam != CT_FAM_RUNTIME && fam != CT_FAM_NVML)
