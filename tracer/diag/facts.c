@@ -125,6 +125,14 @@ static void unfinished_loader(struct ct_diag *d, const struct ct_event *ev, cons
 	d->unfinished_ld.node_kind = ev->call;
 }
 
+/* the driver version in a driver library's file name (libcuda.so.580.159.04);
+ * "" when there is none: a driver version has dots, the "1" of .so.1 is the soname */
+static void driver_version_of(const char *path, char *out, size_t n)
+{
+	if (ct_version_from_name(path, out, n) < 0 || !strchr(out, '.'))
+		out[0] = 0;
+}
+
 static void on_dlopen(struct ct_diag *d, const struct ct_event *ev, const struct ct_desc *desc)
 {
 	char name[512], real[512];
@@ -152,10 +160,7 @@ static void on_dlopen(struct ct_diag *d, const struct ct_event *ev, const struct
 				snprintf(d->cuda_req, sizeof d->cuda_req, "%s", lib ? lib : "");
 				if (int_field(ev, CT_FLD_FILESIZE, &size))
 					d->cuda_size = (uint64_t)size;
-				/* a driver version has dots (580.159.04); "1" of .so.1 is the soname */
-				if (ct_version_from_name(rp, d->cuda_ver, sizeof d->cuda_ver) < 0 ||
-				    !strchr(d->cuda_ver, '.'))
-					d->cuda_ver[0] = 0;
+				driver_version_of(rp, d->cuda_ver, sizeof d->cuda_ver);
 				/* the toolkit stub is installed in .../stubs/ (failure catalog
 				 * B.3, SCENARIOS.md); a stub found under another name is caught by its 34 */
 				d->cuda_stub = ct_diag_has(rp, "/stubs/");
@@ -191,9 +196,7 @@ static void on_dlopen(struct ct_diag *d, const struct ct_event *ev, const struct
 			if (!d->nvml_loaded && rp) {
 				snprintf(d->nvml_path, sizeof d->nvml_path, "%s", rp);
 				snprintf(d->nvml_req, sizeof d->nvml_req, "%s", lib ? lib : "");
-				if (ct_version_from_name(rp, d->nvml_ver, sizeof d->nvml_ver) < 0 ||
-				    !strchr(d->nvml_ver, '.'))
-					d->nvml_ver[0] = 0;
+				driver_version_of(rp, d->nvml_ver, sizeof d->nvml_ver);
 			}
 			d->nvml_loaded = true;
 		} else if (!d->nvml_load_fail.s.set) {
