@@ -295,6 +295,16 @@ def t_shim_hook_calls():
     cleanup(r)
 
 
+def no_trace_without_cuda(prog, work, mark, n):
+    """PROG --no-cuda WORK runs (N lines with MARK) and, having never touched
+    CUDA, leaves no trace file"""
+    r = cutrace_run([prog, "--no-cuda", work], rig_env())
+    need(r.rc == 0 and r.out.count(mark) == n, "%s --no-cuda failed" % os.path.basename(prog), r.out, r.err)
+    need(not glob.glob(os.path.join(r.dir, "*.cutrace")), "a process that never touched CUDA has no trace",
+         os.listdir(r.dir))
+    cleanup(r)
+
+
 @test
 def t_shim_fs_calls():
     """Format 1.5: the file-system calls a driver makes on NVIDIA paths before
@@ -349,11 +359,7 @@ def t_shim_fs_calls():
     shutil.rmtree(work, ignore_errors=True)
     # no CUDA in the process: no trace at all
     work = tempfile.mkdtemp(prefix="ct_fs_")
-    r = cutrace_run([prog, "--no-cuda", work], rig_env())
-    need(r.rc == 0 and r.out.count(" = ") == 30, "fs_calls --no-cuda failed", r.out, r.err)
-    need(not glob.glob(os.path.join(r.dir, "*.cutrace")), "a process that never touched CUDA has no trace",
-         os.listdir(r.dir))
-    cleanup(r)
+    no_trace_without_cuda(prog, work, " = ", 30)
     shutil.rmtree(work, ignore_errors=True)
 
 
@@ -404,11 +410,7 @@ def t_shim_helper_processes():
     need('waitpid(<pid>: "%s -c 0 -u") = <pid>  (exited 1)' % helper in txt, "show: the helper's line", txt)
     need("(its exec failed: ENOENT" in txt, "show: the failed exec", txt)
     cleanup(r)
-    r = cutrace_run([prog, "--no-cuda", work], rig_env())
-    need(r.rc == 0 and r.out.count("RUN ") == 5, "helper_run --no-cuda failed", r.out, r.err)
-    need(not glob.glob(os.path.join(r.dir, "*.cutrace")), "a process that never touched CUDA has no trace",
-         os.listdir(r.dir))
-    cleanup(r)
+    no_trace_without_cuda(prog, work, "RUN ", 5)
     shutil.rmtree(work, ignore_errors=True)
 
 
